@@ -1,0 +1,63 @@
+// Starts one process group of a topology.
+// Usage: flaplab-server --topology <name|file> [--group <name>] [--data-dir <dir>] [--port <n>]
+import { parseArgs } from "node:util";
+import { loadTopology, TopologyError } from "@flaplab/runtime";
+import { pino } from "pino";
+import { DEFAULT_DATA_DIR, TOPOLOGIES_DIR, userPath } from "./paths.js";
+import { startServer } from "./server.js";
+
+const logger = pino({ base: { pid: process.pid } });
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      topology: { type: "string", default: process.env["FLAPLAB_TOPOLOGY"] ?? "monolith" },
+      group: { type: "string", default: process.env["FLAPLAB_GROUP"] },
+      "data-dir": { type: "string", default: process.env["FLAPLAB_DATA_DIR"] },
+      port: { type: "string" },
+    },
+  });
+  const topology = await loadTopology(
+    values.topology.includes("/") || values.topology.endsWith(".json") ? userPath(values.topology) : values.topology,
+    TOPOLOGIES_DIR,
+  );
+  let group = values.group;
+  if (group === undefined) {
+    if (topology.groups.length !== 1) {
+      throw new TopologyError(
+        `topology ${topology.name} has ${topology.groups.length} groups; choose one with --group (${topology.groups.map((g) => g.name).join(", ")})`,
+      );
+    }
+    group = topology.groups[0]!.name;
+  }
+  const port = values.port === undefined ? undefined : Number(values.port);
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
+    throw new Error(`--port must be a port number, got ${values.port}`);
+  }
+  const server = await startServer({
+    topology,
+    group,
+    dataDir: values["data-dir"] ? userPath(values["data-dir"]) : DEFAULT_DATA_DIR,
+    logger: logger.child({ group }),
+    ...(port === undefined ? {} : { port }),
+  });
+  let signals = 0;
+  const shutdown = (signal: string): void => {
+    if (++signals > 1) process.exit(1);
+    logger.info({ event: "shutdown", signal }, "shutting down");
+    server.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+}
+
+main().catch((err: unknown) => {
+  logger.fatal({ event: "startup-failed", err: { message: (err as Error).message } }, (err as Error).message);
+  process.exit(1);
+});

@@ -1,0 +1,69 @@
+import { createHost, type Host } from "@flaplab/host";
+import { createVerifier, loadKeys } from "@flaplab/identity";
+import { createCallLogger, createRuntime, pinoCallLog, type Runtime, type Topology } from "@flaplab/runtime";
+import { pino, type Logger } from "pino";
+import { callLogPath, mountGroup, type MountedGroup } from "./components.js";
+
+export interface ServerOptions {
+  readonly topology: Topology;
+  readonly group: string;
+  readonly dataDir: string;
+  readonly logger: Logger;
+  /** Listen on this port instead of the group's (0: any free port). */
+  readonly port?: number;
+}
+
+export interface RunningServer {
+  readonly runtime: Runtime;
+  readonly host: Host;
+  readonly port: number;
+  readonly callLogFile: string;
+  readonly mounted: MountedGroup;
+  stop(): Promise<void>;
+}
+
+/** Starts one process group of a topology: its components, behind one Fastify host. */
+export async function startServer(opts: ServerOptions): Promise<RunningServer> {
+  const { topology, group, dataDir, logger } = opts;
+  const needsPrivateKey = topology.groups.find((g) => g.name === group)?.components.includes("auth") ?? false;
+  const keys = await loadKeys({ dataDir, create: needsPrivateKey });
+  const verifier = createVerifier({ publicKey: keys.publicKey });
+  const callLogFile = callLogPath(dataDir, topology.name, group);
+  const destination = pino.destination({ dest: callLogFile, mkdir: true, sync: false, minLength: 4096 });
+  const runtime = createRuntime({
+    topology,
+    group,
+    verifier,
+    callLog: pinoCallLog(createCallLogger(destination)),
+  });
+  const mounted = mountGroup(runtime, { dataDir, keys });
+  const host = await createHost({ runtime, logger });
+  const port = await host.listen(opts.port);
+  logger.info(
+    { event: "listening", topology: topology.name, group, port, components: mounted.names, callLog: callLogFile },
+    "server listening",
+  );
+  let stopping: Promise<void> | undefined;
+  return {
+    runtime,
+    host,
+    port,
+    callLogFile,
+    mounted,
+    stop() {
+      stopping ??= (async () => {
+        await host.close();
+        runtime.close();
+        await mounted.close();
+        await new Promise<void>((resolve) => {
+          destination.flushSync?.();
+          destination.end();
+          destination.once("close", () => resolve());
+          setTimeout(resolve, 1000).unref();
+        });
+        logger.info({ event: "stopped", group }, "server stopped");
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,125 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { rm } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
+import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
+import { afterEach, describe, expect, it } from "vitest";
+import { readCallLog, topologyOnFreePorts } from "./helpers.js";
+
+// `pnpm dev <topology>` as a user runs it: the supervisor, its children, their logs.
+const DEV = resolve(import.meta.dirname, "../src/dev.ts");
+
+interface DevRun {
+  child: ChildProcess;
+  lines: string[];
+  exited: Promise<number | null>;
+}
+
+const running: DevRun[] = [];
+const dirs: string[] = [];
+
+afterEach(async () => {
+  for (const run of running.splice(0)) {
+    run.child.kill("SIGKILL");
+  }
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
+async function startDev(topologyFile: string, dataDir: string): Promise<DevRun> {
+  const child = spawn(process.execPath, ["--import", "tsx", DEV, topologyFile, "--data-dir", dataDir], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
+  const run = { child, lines, exited };
+  running.push(run);
+  const up = new Promise<void>((resolveUp, reject) => {
+    for (const s of [child.stdout!, child.stderr!]) {
+      createInterface({ input: s }).on("line", (line) => {
+        lines.push(line);
+        if (/\[dev\] .* is up/.test(line)) resolveUp();
+      });
+    }
+    void exited.then((code) => reject(new Error(`dev exited early (${code}):\n${lines.join("\n")}`)));
+  });
+  await up;
+  return run;
+}
+
+async function playOneStart(addresses: Record<string, string>, authGroup: string, initiatorGroup: string) {
+  const auth = createClient(AuthService, createConnectTransport({ baseUrl: `http://${addresses[authGroup]}`, httpVersion: "1.1" }));
+  const { session } = await auth.register({ username: "dev-user", password: "long enough password" });
+  const initiator = createClient(
+    InitiatorService,
+    createConnectTransport({ baseUrl: `http://${addresses[initiatorGroup]}`, httpVersion: "1.1" }),
+  );
+  return initiator.startGame({ seed: 6977347407732442987n }, { headers: { authorization: `Bearer ${session!.token}` } });
+}
+
+describe("pnpm dev", () => {
+  it("microservices: six processes; StartGame logs initiator→worldgen and initiator→engine as networked calls", async () => {
+    const topo = await topologyOnFreePorts("microservices");
+    dirs.push(topo.dir);
+    const dataDir = join(topo.dir, "data");
+    const run = await startDev(topo.file, dataDir);
+
+    const pids = new Set(
+      run.lines
+        .filter((l) => l.includes('"event":"listening"'))
+        .map((l) => (JSON.parse(l.slice(l.indexOf("{"))) as { pid: number }).pid),
+    );
+    expect(pids.size).toBe(6);
+    expect(run.lines.some((l) => l.startsWith("[engine   ] "))).toBe(true);
+
+    const res = await playOneStart(topo.addresses, "auth", "initiator");
+    expect(res.pipesInView).toBe(5);
+
+    run.child.kill("SIGINT");
+    expect(await run.exited).toBe(0);
+    const records = await readCallLog(join(dataDir, "logs", "rpc-microservices-initiator.ndjson"));
+    const mine = records.filter((r) => r["gameId"] === res.gameId && r["side"] === "client");
+    expect(mine.map((r) => [r["src"], r["dst"], r["dstVerb"], r["mode"], r["protocol"], r["code"]])).toEqual([
+      ["initiator", "worldgen", "GenerateWorld", "networked", "connect+proto", "ok"],
+      ["initiator", "engine", "StartGame", "networked", "connect+proto", "ok"],
+    ]);
+  }, 120_000);
+
+  it("monolith: one process; the same StartGame logs both calls as direct", async () => {
+    const topo = await topologyOnFreePorts("monolith");
+    dirs.push(topo.dir);
+    const dataDir = join(topo.dir, "data");
+    const run = await startDev(topo.file, dataDir);
+    const res = await playOneStart(topo.addresses, "monolith", "monolith");
+    run.child.kill("SIGINT");
+    expect(await run.exited).toBe(0);
+    const records = await readCallLog(join(dataDir, "logs", "rpc-monolith-monolith.ndjson"));
+    const mine = records.filter((r) => r["gameId"] === res.gameId && r["side"] === "client");
+    expect(mine.map((r) => [r["src"], r["dst"], r["mode"], r["protocol"]])).toEqual([
+      ["initiator", "worldgen", "direct", "in-process"],
+      ["initiator", "engine", "direct", "in-process"],
+    ]);
+  }, 120_000);
+
+  it("stops every process when one dies, with a non-zero exit", async () => {
+    const topo = await topologyOnFreePorts("microservices");
+    dirs.push(topo.dir);
+    const run = await startDev(topo.file, join(topo.dir, "data"));
+    const line = run.lines.find((l) => l.startsWith("[score") && l.includes('"event":"listening"'))!;
+    const pid = (JSON.parse(line.slice(line.indexOf("{"))) as { pid: number }).pid;
+    process.kill(pid, "SIGKILL");
+    expect(await run.exited).toBe(1);
+    expect(run.lines.some((l) => /score exited/.test(l))).toBe(true);
+  }, 120_000);
+
+  it("names the known topologies for an unknown one", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", DEV, "nosuch"], { stdio: ["ignore", "pipe", "pipe"] });
+    let err = "";
+    child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+    const code = await new Promise((r) => child.on("exit", r));
+    expect(code).toBe(2);
+    expect(err).toMatch(/no topology file at .*nosuch\.json/);
+  }, 30_000);
+});

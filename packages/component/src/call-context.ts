@@ -1,0 +1,30 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { ComponentName } from "./definition.js";
+import type { Principal } from "./principal.js";
+
+/**
+ * Who is calling, for calls a component makes to another one: the runtime
+ * forwards the principal's token and logs the source verb and game id.
+ */
+export interface CallContext {
+  readonly component: ComponentName;
+  /** The verb being served (e.g. "StartGame") or the activity (e.g. "Tick"). */
+  readonly verb: string;
+  readonly principal?: Principal | undefined;
+  readonly gameId?: string | undefined;
+}
+
+const storage = new AsyncLocalStorage<CallContext>();
+
+/** The call being served on this async path, if any. */
+export function currentCall(): CallContext | undefined {
+  return storage.getStore();
+}
+
+/**
+ * Runs `fn` as `ctx`. The runtime does this around every handler; a component
+ * calls it itself for work that no request started, such as a game's tick.
+ */
+export function runInCall<T>(ctx: CallContext, fn: () => T): T {
+  return storage.run(ctx, fn);
+}

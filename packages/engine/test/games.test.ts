@@ -1,0 +1,183 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { viewOf } from "@flaplab/physics";
+import { describe, expect, it } from "vitest";
+import { GameTable, courseOf } from "../src/index.js";
+import { EASY_FLAP_TICKS, EASY_SEED, deadlyWorld, easyWorld, hasEasyWorld, openWorld } from "./fixtures.js";
+
+const alice = { username: "alice", token: "token-a" };
+
+function codeOf(fn: () => unknown): Code {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ConnectError) return err.code;
+    throw err;
+  }
+  throw new Error("expected a ConnectError");
+}
+
+/** A fake clock the test moves by hand. */
+function fakeClock(start = 1_000_000) {
+  let now = start;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}
+
+describe("GameTable.create", () => {
+  it("creates a game in Ready owned by its creator", () => {
+    const clock = fakeClock();
+    const games = new GameTable({ clock: clock.now });
+    const g = games.create({ id: "g1", owner: alice, course: courseOf(openWorld()), seed: 7n });
+    expect(games.get("g1")).toBe(g);
+    expect(games.size).toBe(1);
+    expect(g.state.phase).toBe("ready");
+    expect(g.state.pipesInView).toBe(5);
+    expect(g.owner).toEqual(alice);
+    expect(g.seed).toBe(7n);
+    expect(g.createdAtMs).toBe(clock.now());
+    expect(g.state.bird).toEqual({ width: 34, height: 24 });
+  });
+
+  it("fills an unset bird dimension with the default", () => {
+    const games = new GameTable();
+    const course = courseOf(openWorld());
+    expect(games.create({ id: "a", owner: alice, course, bird: { width: 0, height: 0 } }).state.bird).toEqual({ width: 34, height: 24 });
+    expect(games.create({ id: "b", owner: alice, course, bird: { width: 40, height: 0 } }).state.bird).toEqual({ width: 40, height: 24 });
+    expect(codeOf(() => games.create({ id: "c", owner: alice, course, bird: { width: -3, height: 10 } }))).toBe(Code.InvalidArgument);
+  });
+
+  it("rejects bad ids, bad courses and duplicates", () => {
+    const games = new GameTable();
+    const course = courseOf(openWorld());
+    expect(codeOf(() => games.create({ id: "", owner: alice, course }))).toBe(Code.InvalidArgument);
+    expect(codeOf(() => games.create({ id: "x".repeat(65), owner: alice, course }))).toBe(Code.InvalidArgument);
+    expect(codeOf(() => games.create({ id: "has space", owner: alice, course }))).toBe(Code.InvalidArgument);
+    expect(games.create({ id: "x".repeat(64), owner: alice, course }).id).toHaveLength(64);
+    expect(codeOf(() => games.create({ id: "short", owner: alice, course: { ...course, pipes: course.pipes.slice(0, 3) } }))).toBe(
+      Code.InvalidArgument,
+    );
+    games.create({ id: "dup", owner: alice, course });
+    expect(codeOf(() => games.create({ id: "dup", owner: { username: "bob", token: "t" }, course }))).toBe(Code.AlreadyExists);
+    expect(games.get("dup")?.owner.username).toBe("alice");
+  });
+});
+
+describe("GameTable.input and tick", () => {
+  it("the first press starts the game without a flap; ticks reflect the latest seq", () => {
+    const clock = fakeClock();
+    const games = new GameTable({ clock: clock.now });
+    games.create({ id: "g", owner: alice, course: courseOf(openWorld()) });
+    expect(games.tick("g")?.ticked).toBe(false); // Ready: no tick
+    expect(games.get("g")?.state.tick).toBe(0);
+
+    clock.advance(5);
+    expect(games.input("g", "alice", { seq: 1, clientTimeMs: 12.5 })).toEqual({ tick: 1, phase: "playing", effect: "started" });
+    const g = games.get("g")!;
+    expect(g.startedAtMs).toBe(clock.now());
+    expect(g.reflectedSeq).toBe(0);
+    expect(games.tick("g")?.ticked).toBe(true);
+    expect(g.reflectedSeq).toBe(1);
+    expect(g.state.birdVelocity).toBe(0.25); // no flap
+
+    expect(games.input("g", "alice", { seq: 2, clientTimeMs: 40 })).toEqual({ tick: 2, phase: "playing", effect: "flap" });
+    expect(games.input("g", "alice", { seq: 3, clientTimeMs: 41 }).tick).toBe(2);
+    expect(g.reflectedSeq).toBe(1);
+    games.tick("g");
+    expect(g.state.birdVelocity).toBe(-4.6 + 0.25); // two presses, one flap
+    expect(g.reflectedSeq).toBe(3);
+    expect(g.inputs.map((i) => [i.seq, i.tick, i.effect])).toEqual([
+      [1, 1, "started"],
+      [2, 2, "flap"],
+      [3, 2, "flap"],
+    ]);
+    expect(g.inputs[0]?.clientTimeMs).toBe(12.5);
+  });
+
+  it("checks the game and its owner", () => {
+    const games = new GameTable();
+    games.create({ id: "g", owner: alice, course: courseOf(deadlyWorld()) });
+    expect(codeOf(() => games.input("nope", "alice", { seq: 1, clientTimeMs: 0 }))).toBe(Code.NotFound);
+    expect(codeOf(() => games.input("g", "bob", { seq: 1, clientTimeMs: 0 }))).toBe(Code.PermissionDenied);
+    expect(games.get("g")?.state.phase).toBe("ready");
+    games.input("g", "alice", { seq: 1, clientTimeMs: 0 });
+    let ticks = 0;
+    while (games.get("g")?.state.phase === "playing") {
+      games.tick("g");
+      ticks++;
+    }
+    expect(games.get("g")?.state.died).toBe(true);
+    expect(games.get("g")?.finishedAtMs).toBeDefined();
+    expect(games.get("g")?.state.tick).toBe(ticks);
+    expect(codeOf(() => games.input("g", "alice", { seq: 2, clientTimeMs: 0 }))).toBe(Code.FailedPrecondition);
+    expect(games.tick("g")?.ticked).toBe(false);
+    expect(games.tick("nope")).toBeUndefined();
+  });
+
+  it.skipIf(!hasEasyWorld)("plays the easy world to tick 402 and score 7 through the table", () => {
+    const games = new GameTable();
+    const g = games.create({ id: "easy", owner: alice, course: courseOf(easyWorld()), seed: EASY_SEED });
+    let seq = 0;
+    games.input("easy", "alice", { seq: ++seq, clientTimeMs: 0 });
+    const flaps = new Set(EASY_FLAP_TICKS);
+    let points = 0;
+    while (g.state.phase === "playing") {
+      if (flaps.has(g.state.tick + 1)) games.input("easy", "alice", { seq: ++seq, clientTimeMs: 0 });
+      if (games.tick("easy")?.scored) points++;
+    }
+    expect({ tick: g.state.tick, score: g.state.score, points }).toEqual({ tick: 402, score: 7, points: 7 });
+    expect(g.reflectedSeq).toBe(EASY_FLAP_TICKS.length + 1);
+    expect(viewOf(g.state).gameOver).toBe(true);
+  });
+
+  it("keeps a bounded input log", () => {
+    const games = new GameTable({ maxInputLog: 3 });
+    games.create({ id: "g", owner: alice, course: courseOf(openWorld()) });
+    for (let seq = 1; seq <= 5; seq++) games.input("g", "alice", { seq, clientTimeMs: seq });
+    expect(games.get("g")?.inputs.map((i) => i.seq)).toEqual([3, 4, 5]);
+    expect(games.get("g")?.lastInputSeq).toBe(5);
+  });
+
+  it("does not move the reflected seq backwards for a late, older input", () => {
+    const games = new GameTable();
+    const g = games.create({ id: "g", owner: alice, course: courseOf(openWorld()) });
+    games.input("g", "alice", { seq: 5, clientTimeMs: 0 });
+    games.input("g", "alice", { seq: 4, clientTimeMs: 0 });
+    games.tick("g");
+    expect(g.reflectedSeq).toBe(5);
+  });
+});
+
+describe("GameTable capacity and sweeping", () => {
+  it("is bounded, and frees finished games after their time to live", () => {
+    const clock = fakeClock();
+    const games = new GameTable({ maxGames: 2, clock: clock.now, finishedTtlMs: 1000, idleTtlMs: 60_000 });
+    const course = courseOf(deadlyWorld());
+    games.create({ id: "a", owner: alice, course });
+    games.create({ id: "b", owner: alice, course });
+    expect(codeOf(() => games.create({ id: "c", owner: alice, course }))).toBe(Code.ResourceExhausted);
+
+    games.input("a", "alice", { seq: 1, clientTimeMs: 0 });
+    while (games.get("a")?.state.phase === "playing") games.tick("a");
+    clock.advance(999);
+    expect(codeOf(() => games.create({ id: "c", owner: alice, course }))).toBe(Code.ResourceExhausted);
+    clock.advance(1);
+    expect(games.create({ id: "c", owner: alice, course }).id).toBe("c");
+    expect(games.has("a")).toBe(false);
+    expect([...games].map((g) => g.id)).toEqual(["b", "c"]);
+  });
+
+  it("sweeps unfinished games left idle", () => {
+    const clock = fakeClock();
+    const games = new GameTable({ clock: clock.now, idleTtlMs: 5000 });
+    const course = courseOf(openWorld());
+    games.create({ id: "idle", owner: alice, course });
+    games.create({ id: "busy", owner: alice, course });
+    clock.advance(4000);
+    games.input("busy", "alice", { seq: 1, clientTimeMs: 0 });
+    clock.advance(1000);
+    expect(games.sweep()).toBe(1);
+    expect(games.has("idle")).toBe(false);
+    expect(games.has("busy")).toBe(true);
+    expect(games.delete("busy")).toBe(true);
+    expect(games.size).toBe(0);
+  });
+});

@@ -1,0 +1,2 @@
+export { Rand, newRand } from "./rand.js";
+export { RNG_COOKED } from "./cooked.js";

@@ -1,0 +1,78 @@
+import { Code, ConnectError, createConnectRouter, type ConnectRouter, type ConnectRouterOptions } from "@connectrpc/connect";
+import { createLinkedAbortController, type UniversalHandler, type UniversalServerResponse } from "@connectrpc/connect/protocol";
+import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
+import type { FastifyInstance } from "fastify";
+
+export interface ConnectRoutesOptions extends ConnectRouterOptions {
+  readonly routes: (router: ConnectRouter) => void;
+  /** Calls still running this long after close starts are aborted. */
+  readonly shutdownTimeoutMs: number;
+}
+
+/**
+ * Mounts Connect, gRPC and gRPC-Web routes on Fastify, like @connectrpc/connect-fastify, with one
+ * difference: a request body that is not valid protobuf is answered `invalid_argument` (the
+ * client sent bad input) instead of Connect-ES's `internal`.
+ */
+export async function registerConnectRoutes(root: FastifyInstance, opts: ConnectRoutesOptions): Promise<void> {
+  // An encapsulated scope, so the content-type parsers below stay inside it.
+  await root.register(async (app) => routesIn(app, opts));
+}
+
+function routesIn(app: FastifyInstance, opts: ConnectRoutesOptions): void {
+  const shutdown = createLinkedAbortController();
+  app.addHook("preClose", (done) => {
+    setTimeout(() => shutdown.abort(new ConnectError("server is shutting down", Code.Unavailable)), opts.shutdownTimeoutMs).unref();
+    done();
+  });
+  const router = createConnectRouter({ ...opts, shutdownSignal: shutdown.signal });
+  opts.routes(router);
+  // Connect reads request bodies itself.
+  app.addContentTypeParser(/^application\/(connect\+|grpc|grpc-web)?(proto|json)?/, (_req, _payload, done) => done(null, undefined));
+  app.addContentTypeParser(["application/json", "application/proto"], (_req, _payload, done) => done(null, undefined));
+  for (const handler of router.handlers) {
+    app.all(handler.requestPath, async (req, reply) => {
+      try {
+        const res = await serve(handler, universalRequestFromNodeRequest(req.raw, reply.raw, undefined, undefined));
+        for (const [key, value] of Object.entries(reply.getHeaders())) {
+          if (value !== undefined) reply.raw.setHeader(key, value);
+        }
+        await universalResponseToNodeResponse(res, reply.raw);
+      } catch (err) {
+        if (ConnectError.from(err).code !== Code.Aborted) {
+          req.log.error({ err, rpc: `${handler.service.typeName}/${handler.method.name}` }, "rpc handler failed");
+        }
+      }
+    });
+  }
+}
+
+const PARSE_ERROR = /^\[internal\] parse binary: |^parse binary: /;
+
+async function serve(handler: UniversalHandler, req: Parameters<UniversalHandler>[0]): Promise<UniversalServerResponse> {
+  const res = await handler(req);
+  // gRPC: the status travels in trailers.
+  const grpcMessage = res.trailer?.get("grpc-message");
+  if (res.trailer?.get("grpc-status") === String(Code.Internal) && grpcMessage && PARSE_ERROR.test(decodeURIComponent(grpcMessage))) {
+    res.trailer.set("grpc-status", String(Code.InvalidArgument));
+    return res;
+  }
+  // Connect unary: an error is a JSON body with a 500 status.
+  if (res.status === 500 && res.header?.get("content-type") === "application/json" && res.body) {
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) chunks.push(chunk);
+    const bytes = Buffer.concat(chunks);
+    const error = JSON.parse(bytes.toString("utf8")) as { code?: string; message?: string };
+    if (error.code === "internal" && error.message && PARSE_ERROR.test(error.message)) {
+      const body = Buffer.from(JSON.stringify({ code: "invalid_argument", message: error.message }));
+      res.header.set("content-length", String(body.byteLength));
+      return { ...res, status: 400, body: oneChunk(body) };
+    }
+    return { ...res, body: oneChunk(bytes) };
+  }
+  return res;
+}
+
+async function* oneChunk(bytes: Uint8Array): AsyncIterable<Uint8Array> {
+  yield bytes;
+}

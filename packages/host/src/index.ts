@@ -1,0 +1,2 @@
+export { createHost } from "./host.js";
+export type { Host, HostOptions } from "./host.js";

@@ -1,0 +1,202 @@
+import type { KeyObject } from "node:crypto";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { Principal } from "@flaplab/component";
+import { decodeProtectedHeader, errors, jwtVerify, SignJWT, type JWTHeaderParameters } from "jose";
+import { keyId, toPrivateKeyObject, toPublicKeyObject, type KeyInput } from "./keys.js";
+
+export type { Principal };
+
+export const DEFAULT_ISSUER = "flaplab";
+export const DEFAULT_AUDIENCE = "flaplab";
+export const DEFAULT_TTL_SECONDS = 3600;
+/** The only accepted signature algorithm (Ed25519). */
+export const TOKEN_ALGORITHM = "EdDSA";
+/** Longer strings are rejected before any parsing. */
+export const MAX_TOKEN_LENGTH = 4096;
+
+export interface SignedToken {
+  readonly token: string;
+  readonly expiresAt: Date;
+}
+
+export interface Signer {
+  /** The `kid` header put on every token. */
+  readonly kid: string;
+  sign(username: string): Promise<SignedToken>;
+}
+
+export interface SignerOptions {
+  readonly privateKey: KeyInput;
+  /** Defaults to the RFC 7638 thumbprint of the public key. */
+  readonly kid?: string | undefined;
+  readonly issuer?: string | undefined;
+  readonly audience?: string | undefined;
+  readonly ttlSeconds?: number | undefined;
+  /** Clock in epoch milliseconds (tests). Defaults to `Date.now`. */
+  readonly now?: (() => number) | undefined;
+}
+
+/** Signs EdDSA JWTs with claims sub = username, username, iat, exp, iss, aud and a `kid` header. */
+export function createSigner(opts: SignerOptions): Signer {
+  const key = toPrivateKeyObject(opts.privateKey);
+  const kid = opts.kid ?? keyId(key);
+  const issuer = opts.issuer ?? DEFAULT_ISSUER;
+  const audience = opts.audience ?? DEFAULT_AUDIENCE;
+  const ttl = opts.ttlSeconds ?? DEFAULT_TTL_SECONDS;
+  const now = opts.now ?? Date.now;
+  if (!Number.isInteger(ttl) || ttl <= 0) throw new Error(`ttlSeconds must be a positive integer, got ${ttl}`);
+
+  return {
+    kid,
+    async sign(username: string): Promise<SignedToken> {
+      if (typeof username !== "string" || username.length === 0) {
+        throw new Error("cannot sign a token for an empty username");
+      }
+      const iat = Math.floor(now() / 1000);
+      const exp = iat + ttl;
+      const token = await new SignJWT({ username })
+        .setProtectedHeader({ alg: TOKEN_ALGORITHM, typ: "JWT", kid })
+        .setSubject(username)
+        .setIssuer(issuer)
+        .setAudience(audience)
+        .setIssuedAt(iat)
+        .setExpirationTime(exp)
+        .sign(key);
+      return { token, expiresAt: new Date(exp * 1000) };
+    },
+  };
+}
+
+export interface Verifier {
+  /** The verified principal, or a ConnectError with Code.Unauthenticated saying why not. */
+  verify(token: string): Promise<Principal>;
+}
+
+export interface VerifierOptions {
+  readonly publicKey: KeyInput;
+  readonly issuer?: string | undefined;
+  readonly audience?: string | undefined;
+  readonly clockToleranceSec?: number | undefined;
+  /** Successful verifications kept until their expiry; 0 disables the cache. */
+  readonly cacheSize?: number | undefined;
+  /** Clock in epoch milliseconds (tests). Defaults to `Date.now`. */
+  readonly now?: (() => number) | undefined;
+}
+
+function unauthenticated(reason: string, cause?: unknown): ConnectError {
+  return new ConnectError(`invalid token: ${reason}`, Code.Unauthenticated, undefined, undefined, cause);
+}
+
+class KeyMismatch extends Error {}
+
+function headerAlg(token: string): string {
+  try {
+    return String(decodeProtectedHeader(token).alg);
+  } catch {
+    return "unknown";
+  }
+}
+
+function describeFailure(err: unknown, token: string): ConnectError {
+  if (err instanceof ConnectError) return err;
+  if (err instanceof KeyMismatch) return unauthenticated(err.message, err);
+  if (err instanceof errors.JWTExpired) return unauthenticated("expired", err);
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    if (err.claim === "iss") return unauthenticated("wrong issuer", err);
+    if (err.claim === "aud") return unauthenticated("wrong audience", err);
+    if (err.claim === "nbf") return unauthenticated("not valid yet", err);
+    return unauthenticated(`bad claim "${err.claim}" (${err.message})`, err);
+  }
+  if (err instanceof errors.JWSSignatureVerificationFailed) return unauthenticated("bad signature", err);
+  if (err instanceof errors.JOSEAlgNotAllowed) {
+    return unauthenticated(`algorithm ${headerAlg(token)} not allowed (only ${TOKEN_ALGORITHM})`, err);
+  }
+  return unauthenticated("malformed", err);
+}
+
+interface CacheEntry {
+  readonly principal: Principal;
+  /** Last epoch millisecond at which the token still counts as unexpired. */
+  readonly validUntilMs: number;
+}
+
+/**
+ * Verifies EdDSA JWTs locally with the public key. Only EdDSA is accepted, so `alg: none` and
+ * HMAC tokens made with the public key as secret are rejected. Successful results are cached by
+ * token string until the token expires; failures are never cached.
+ */
+export function createVerifier(opts: VerifierOptions): Verifier {
+  const key: KeyObject = toPublicKeyObject(opts.publicKey);
+  const kid = keyId(key);
+  const issuer = opts.issuer ?? DEFAULT_ISSUER;
+  const audience = opts.audience ?? DEFAULT_AUDIENCE;
+  const tolerance = opts.clockToleranceSec ?? 5;
+  const cacheSize = opts.cacheSize ?? 10_000;
+  const now = opts.now ?? Date.now;
+  const cache = new Map<string, CacheEntry>();
+
+  const resolveKey = (header: JWTHeaderParameters): KeyObject => {
+    if (header.kid !== undefined && header.kid !== kid) {
+      throw new KeyMismatch(`signed by an unknown key (kid ${String(header.kid)})`);
+    }
+    return key;
+  };
+
+  return {
+    async verify(token: string): Promise<Principal> {
+      if (typeof token !== "string" || token.length === 0) throw unauthenticated("empty");
+      const nowMs = now();
+      const hit = cache.get(token);
+      if (hit !== undefined) {
+        if (nowMs <= hit.validUntilMs) return hit.principal;
+        cache.delete(token);
+      }
+      if (token.length > MAX_TOKEN_LENGTH) throw unauthenticated("malformed (too long)");
+
+      let payload;
+      try {
+        ({ payload } = await jwtVerify(token, resolveKey, {
+          algorithms: [TOKEN_ALGORITHM],
+          issuer,
+          audience,
+          clockTolerance: tolerance,
+          currentDate: new Date(nowMs),
+          requiredClaims: ["exp"],
+        }));
+      } catch (err) {
+        throw describeFailure(err, token);
+      }
+      const username = payload["username"];
+      if (typeof username !== "string" || username.length === 0) throw unauthenticated("missing username");
+      if (payload.sub !== undefined && payload.sub !== username) {
+        throw unauthenticated("subject and username differ");
+      }
+      // requiredClaims guarantees exp; jose has checked it is a number.
+      const exp = payload.exp as number;
+      const principal: Principal = Object.freeze({ username, token, expiresAt: new Date(exp * 1000) });
+
+      if (cacheSize > 0) {
+        if (cache.size >= cacheSize) {
+          // Evict the oldest entry (Map iterates in insertion order).
+          const oldest = cache.keys().next();
+          if (!oldest.done) cache.delete(oldest.value);
+        }
+        // jose accepts while exp > now - tolerance (whole seconds); mirror that.
+        cache.set(token, { principal, validUntilMs: (exp + tolerance) * 1000 - 1 });
+      }
+      return principal;
+    },
+  };
+}
+
+/** The token of an `Authorization: Bearer <token>` header, or Unauthenticated "missing bearer token". */
+export function parseBearer(header: string | null | undefined): string {
+  if (header === null || header === undefined || header.trim() === "") {
+    throw new ConnectError("missing bearer token", Code.Unauthenticated);
+  }
+  const match = /^\s*bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match?.[1]) {
+    throw new ConnectError("missing bearer token (expected 'Authorization: Bearer <token>')", Code.Unauthenticated);
+  }
+  return match[1];
+}

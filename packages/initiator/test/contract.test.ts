@@ -1,0 +1,65 @@
+import { Code } from "@connectrpc/connect";
+import { createEngine, engineComponent, GameTable } from "@flaplab/engine";
+import { describeContract } from "@flaplab/testkit";
+import { createWorldGen, generateWorld, worldgenComponent } from "@flaplab/worldgen";
+import { expect, it } from "vitest";
+import { createInitiator, initiatorComponent } from "../src/index.js";
+
+const endpoints = { engineUrl: "https://engine.test/game", musicUrl: "https://music.test/music" };
+
+describeContract(
+  {
+    component: initiatorComponent,
+    create: (env) =>
+      createInitiator({ worldgen: env.client(worldgenComponent), engine: env.client(engineComponent), endpoints }),
+    peers: [
+      { component: worldgenComponent, create: () => createWorldGen() },
+      { component: engineComponent, create: () => createEngine({ games: new GameTable() }) },
+    ],
+  },
+  (t) => {
+    it("starts a game for a seed: world generator, then engine; returns what the client needs", async () => {
+      const res = await t.client.startGame({ seed: 6977347407732442987n });
+      expect(res.gameId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(res.seed).toBe(6977347407732442987n);
+      expect(res.engineUrl).toBe(endpoints.engineUrl);
+      expect(res.musicUrl).toBe(endpoints.musicUrl);
+      // FlappyGo's pipesToRender: int(480*3) / (72 + spacing 191) = 5 for this seed.
+      expect(res.pipesInView).toBe(5);
+    });
+
+    it("logs both downstream calls in order, tagged with the new game id", async () => {
+      const res = await t.client.startGame({ seed: 8525333463046388971n });
+      const calls = t.calls.filter((r) => r.gameId === res.gameId && r.side === "client");
+      expect(calls.map((r) => `${r.src}.${r.srcVerb}->${r.dst}.${r.dstVerb}`)).toEqual([
+        "initiator.StartGame->worldgen.GenerateWorld",
+        "initiator.StartGame->engine.StartGame",
+      ]);
+      expect(calls.every((r) => r.code === "ok")).toBe(true);
+      const mode = t.mode.startsWith("networked") ? "networked" : t.mode;
+      expect(calls.every((r) => r.mode === mode)).toBe(true);
+    });
+
+    it("draws a random seed when none is given, and the seed reproduces the world", async () => {
+      const a = await t.client.startGame({});
+      const b = await t.client.startGame({});
+      expect(a.seed).not.toBe(b.seed);
+      expect(a.gameId).not.toBe(b.gameId);
+      const world = generateWorld(a.seed, { width: 480, height: 640 });
+      expect(a.pipesInView).toBe(Math.trunc(1440 / (72 + Math.trunc(world.pipeSpacing))));
+    });
+
+    it("rejects a bad viewport or bird as InvalidArgument", async () => {
+      await expect(t.client.startGame({ viewport: { width: -5, height: 640 } })).rejects.toMatchObject({
+        code: Code.InvalidArgument,
+      });
+      await expect(t.client.startGame({ bird: { width: 900, height: 24 } })).rejects.toMatchObject({
+        code: Code.InvalidArgument,
+      });
+    });
+
+    it("needs a token", async () => {
+      await expect(t.clientAs(undefined).startGame({})).rejects.toMatchObject({ code: Code.Unauthenticated });
+    });
+  },
+);

@@ -1,0 +1,80 @@
+import type { Logger } from "pino";
+import { pino } from "pino";
+
+/**
+ * One RPC, as written to the call log (pino NDJSON, `msg: "rpc"`). Columns are documented in the
+ * package README; they are a superset of FlappyGo's stats.csv.
+ */
+export interface CallRecord {
+  /** Caller component, or who called from outside the topology ("external"). */
+  readonly src: string;
+  /** The verb the caller was serving when it made the call ("-" when none). */
+  readonly srcVerb: string;
+  readonly dst: string;
+  readonly dstVerb: string;
+  readonly gameId: string;
+  readonly mode: CallMode;
+  /** "in-process", "connect+proto", "connect+json", "grpc", "grpc-web+proto", "grpc-web+json". */
+  readonly protocol: string;
+  /** "1.1" or "2" for networked calls, "" otherwise. */
+  readonly httpVersion: string;
+  /** Caller-side wall time of the whole call, in nanoseconds. */
+  readonly durationNs: number;
+  /** "ok" or the Connect error code name, e.g. "unauthenticated". */
+  readonly code: string;
+  readonly srcGroup: string;
+  readonly dstGroup: string;
+  readonly srcRegion: string;
+  readonly dstRegion: string;
+  readonly srcZone: string;
+  readonly dstZone: string;
+  /** "client" when logged by the caller, "server" when logged by the callee for an outside caller. */
+  readonly side: "client" | "server";
+}
+
+export type CallMode = "direct" | "serialized" | "networked" | "external";
+
+export type CallLog = (record: CallRecord) => void;
+
+/** A call log writing NDJSON through pino: one line per call. */
+export function pinoCallLog(logger: Logger): CallLog {
+  return (record) => logger.info(record, "rpc");
+}
+
+/** A pino logger for call records: epoch-ms `time`, no pid/hostname noise. */
+export function createCallLogger(destination: pino.DestinationStream): Logger {
+  return pino({ base: null, timestamp: pino.stdTimeFunctions.epochTime }, destination);
+}
+
+export const FLAPPYGO_CSV_HEADER = "SrcSvcName,SrcSvcVerb,DestSvcName,DestSvcVerb,GameId,ReqTime";
+
+/**
+ * Converts call-log NDJSON to FlappyGo's stats.csv layout. Lines that are not client-side rpc
+ * records are skipped; a line that is not JSON is reported with its number.
+ */
+export function callLogToFlappyGoCsv(ndjson: string): { csv: string; rows: number; skipped: number } {
+  const out = [FLAPPYGO_CSV_HEADER];
+  let skipped = 0;
+  const lines = ndjson.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.trim();
+    if (line === "") continue;
+    let rec: Record<string, unknown>;
+    try {
+      rec = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      throw new Error(`line ${i + 1} is not JSON: ${line.slice(0, 80)}`);
+    }
+    if (rec["msg"] !== "rpc" || rec["side"] !== "client") {
+      skipped++;
+      continue;
+    }
+    const cells = [rec["src"], rec["srcVerb"], rec["dst"], rec["dstVerb"], rec["gameId"], rec["durationNs"]];
+    out.push(cells.map((c) => csvCell(String(c ?? ""))).join(","));
+  }
+  return { csv: out.join("\n") + "\n", rows: out.length - 1, skipped };
+}
+
+function csvCell(value: string): string {
+  return /[",\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
+}

@@ -1,0 +1,119 @@
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
+import { ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import {
+  principalKey,
+  runInCall,
+  type ComponentDefinition,
+  type Principal,
+} from "@flaplab/component";
+import { parseBearer } from "@flaplab/identity";
+import type { CallLog, CallRecord } from "./call-log.js";
+import type { GroupSpec } from "./topology.js";
+
+/** Checks a bearer token; throws ConnectError(Unauthenticated) when it is not valid. */
+export interface TokenVerifier {
+  verify(token: string): Promise<Principal>;
+}
+
+/** Header a runtime client puts on every call: "<component>.<verb>" of the caller. */
+export const CALLER_HEADER = "x-flaplab-caller";
+
+type UnaryHandler = (req: unknown, ctx: HandlerContext) => Promise<unknown>;
+
+/**
+ * Wraps a component's implementation with what every call mode shares: token verification for
+ * protected methods, the call context for calls the handler makes, and a call record for calls
+ * from outside the topology (component-to-component calls are logged by the caller).
+ */
+export function guardService<S extends DescService>(
+  def: ComponentDefinition<S>,
+  impl: ServiceImpl<S>,
+  verifier: TokenVerifier,
+  group: GroupSpec,
+  log: CallLog,
+): ServiceImpl<S> {
+  const guarded: Record<string, UnaryHandler> = {};
+  const handlers = impl as unknown as Record<string, UnaryHandler | undefined>;
+  for (const method of def.service.methods) {
+    const handler = handlers[method.localName];
+    if (method.methodKind !== "unary") {
+      throw new Error(`${def.service.typeName}/${method.name}: only unary methods are served by the runtime`);
+    }
+    if (!handler) throw new Error(`component ${def.name} does not implement ${method.name}`);
+    const isPublic = def.publicMethods.includes(method.name);
+    guarded[method.localName] = async (req, ctx) => {
+      const external = !ctx.requestHeader.has(CALLER_HEADER);
+      const started = external ? process.hrtime.bigint() : 0n;
+      let code = "ok";
+      try {
+        let principal: Principal | undefined;
+        if (!isPublic) {
+          principal = await verifier.verify(parseBearer(ctx.requestHeader.get("authorization")));
+          ctx.values.set(principalKey, principal);
+        }
+        const gameId = gameIdOf(req);
+        return await runInCall({ component: def.name, verb: method.name, principal, gameId }, () =>
+          handler.call(impl, req, ctx),
+        );
+      } catch (err) {
+        code = codeName(err);
+        throw err;
+      } finally {
+        if (external) log(externalRecord(def, method, group, req, ctx, started, code));
+      }
+    };
+  }
+  return guarded as unknown as ServiceImpl<S>;
+}
+
+function externalRecord(
+  def: ComponentDefinition,
+  method: DescMethod,
+  group: GroupSpec,
+  req: unknown,
+  ctx: HandlerContext,
+  started: bigint,
+  code: string,
+): CallRecord {
+  return {
+    src: "external",
+    srcVerb: "-",
+    dst: def.name,
+    dstVerb: method.name,
+    gameId: gameIdOf(req) ?? "",
+    mode: ctx.protocolName === "direct" ? "direct" : "external",
+    protocol: ctx.protocolName,
+    httpVersion: "",
+    durationNs: Number(process.hrtime.bigint() - started),
+    code,
+    srcGroup: "",
+    dstGroup: group.name,
+    srcRegion: "",
+    dstRegion: group.region,
+    srcZone: "",
+    dstZone: group.zone,
+    side: "server",
+  };
+}
+
+/** The `gameId` field of a request message, when it has a non-empty one. */
+export function gameIdOf(message: unknown): string | undefined {
+  if (typeof message === "object" && message !== null && "gameId" in message) {
+    const id = (message as { gameId: unknown }).gameId;
+    if (typeof id === "string" && id !== "") return id;
+  }
+  return undefined;
+}
+
+/** The Connect code of an error as a lower-case name ("unauthenticated"), "ok" for none. */
+export function codeName(err: unknown): string {
+  const code = ConnectError.from(err).code;
+  return codeNames[code] ?? String(code);
+}
+
+const codeNames: Record<number, string> = {
+  1: "canceled", 2: "unknown", 3: "invalid_argument", 4: "deadline_exceeded", 5: "not_found",
+  6: "already_exists", 7: "permission_denied", 8: "resource_exhausted", 9: "failed_precondition",
+  10: "aborted", 11: "out_of_range", 12: "unimplemented", 13: "internal", 14: "unavailable",
+  15: "data_loss", 16: "unauthenticated",
+};

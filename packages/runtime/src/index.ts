@@ -1,0 +1,13 @@
+export { createRuntime, DEFAULT_READ_MAX_BYTES } from "./runtime.js";
+export type { Runtime, RuntimeOptions, MountedComponent, EdgePlan } from "./runtime.js";
+export { loadTopology, parseTopology, groupOf, findGroup, networkFor, TopologyError } from "./topology.js";
+export type { Topology, GroupSpec, NetworkSettings, InProcessMode } from "./topology.js";
+export { CALLER_HEADER, codeName } from "./guard.js";
+export type { TokenVerifier } from "./guard.js";
+export {
+  callLogToFlappyGoCsv,
+  createCallLogger,
+  pinoCallLog,
+  FLAPPYGO_CSV_HEADER,
+} from "./call-log.js";
+export type { CallLog, CallRecord, CallMode } from "./call-log.js";

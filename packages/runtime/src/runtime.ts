@@ -1,0 +1,135 @@
+import type { DescService } from "@bufbuild/protobuf";
+import { Code, ConnectError, createClient, type Client, type ServiceImpl, type Transport } from "@connectrpc/connect";
+import type { ComponentDefinition, ComponentName } from "@flaplab/component";
+import type { CallLog, CallMode } from "./call-log.js";
+import {
+  closeConnections,
+  directTransport,
+  networkTransport,
+  openConnections,
+  protocolLabel,
+  serializedTransport,
+  type CallSite,
+  type Connections,
+} from "./clients.js";
+import { guardService, type TokenVerifier } from "./guard.js";
+import { findGroup, groupOf, networkFor, type GroupSpec, type Topology } from "./topology.js";
+
+export interface RuntimeOptions {
+  readonly topology: Topology;
+  /** The process group this process serves. */
+  readonly group: string;
+  readonly verifier: TokenVerifier;
+  /** Where call records go; nowhere when omitted. */
+  readonly callLog?: CallLog;
+  /** Largest message accepted in serialized and networked modes (default 1 MiB). */
+  readonly readMaxBytes?: number;
+}
+
+/** A component mounted in this process, with its guarded implementation. */
+export interface MountedComponent {
+  readonly definition: ComponentDefinition;
+  readonly impl: ServiceImpl<DescService>;
+}
+
+/** How a call from this process to a component travels. */
+export interface EdgePlan {
+  readonly mode: Exclude<CallMode, "external">;
+  readonly protocol: string;
+  readonly httpVersion: string;
+  readonly targetGroup: GroupSpec;
+}
+
+export interface Runtime {
+  readonly topology: Topology;
+  readonly group: GroupSpec;
+  /** Serves `definition` in this process. It must be placed in this process's group. */
+  mount<S extends DescService>(definition: ComponentDefinition<S>, impl: ServiceImpl<S>): void;
+  readonly mounted: readonly MountedComponent[];
+  /**
+   * A typed client of `target` for `caller` (a component of this group, or any other name for a
+   * caller outside the topology, such as a test). The call mode comes from the topology.
+   */
+  client<S extends DescService>(target: ComponentDefinition<S>, caller: ComponentName | string): Client<S>;
+  plan(target: ComponentName, caller: ComponentName | string): EdgePlan;
+  close(): void;
+}
+
+export const DEFAULT_READ_MAX_BYTES = 1024 * 1024;
+
+export function createRuntime(options: RuntimeOptions): Runtime {
+  const { topology, verifier } = options;
+  const group = findGroup(topology, options.group);
+  const log: CallLog = options.callLog ?? (() => {});
+  const readMaxBytes = options.readMaxBytes ?? DEFAULT_READ_MAX_BYTES;
+  const mounted = new Map<ComponentName, MountedComponent>();
+  const connections = new Map<string, Connections>();
+  let closed = false;
+
+  function plan(target: ComponentName, caller: string): EdgePlan {
+    const targetGroup = groupOf(topology, target);
+    if (!targetGroup) throw new Error(`topology ${topology.name} does not place ${target}`);
+    if (targetGroup.name === group.name) {
+      return { mode: group.inProcess, protocol: group.inProcess === "direct" ? "in-process" : "connect+proto", httpVersion: "", targetGroup };
+    }
+    const net = networkFor(topology, caller, target);
+    return { mode: "networked", protocol: protocolLabel(net), httpVersion: net.httpVersion, targetGroup };
+  }
+
+  function resolveLocal(target: ComponentDefinition): MountedComponent {
+    const m = mounted.get(target.name);
+    if (!m) {
+      throw new ConnectError(`${target.name} is placed in this process but not mounted`, Code.Unavailable);
+    }
+    return m;
+  }
+
+  function transportFor(target: ComponentDefinition, caller: string): Transport {
+    const p = plan(target.name, caller);
+    const site: CallSite = { caller, callerGroup: group, target, ...p, log };
+    if (p.mode === "direct") {
+      return directTransport(site, () => resolveLocal(target).impl);
+    }
+    if (p.mode === "serialized") {
+      let inner: Transport | undefined;
+      const lazy = (): Transport => (inner ??= serializedTransport(site, resolveLocal(target).impl, readMaxBytes));
+      return {
+        unary: (...args) => lazy().unary(...args),
+        stream: (...args) => lazy().stream(...args),
+      };
+    }
+    const key = p.targetGroup.name;
+    let conn = connections.get(key);
+    if (!conn) {
+      conn = openConnections(`http://${p.targetGroup.address}`);
+      connections.set(key, conn);
+    }
+    return networkTransport(site, networkFor(topology, caller, target.name), conn, readMaxBytes);
+  }
+
+  return {
+    topology,
+    group,
+    mount(definition, impl) {
+      if (!group.components.includes(definition.name)) {
+        throw new Error(`topology ${topology.name} places ${definition.name} outside group ${group.name}`);
+      }
+      if (mounted.has(definition.name)) throw new Error(`${definition.name} is mounted twice`);
+      const guarded = guardService(definition, impl, verifier, group, log);
+      mounted.set(definition.name, { definition, impl: guarded as unknown as ServiceImpl<DescService> });
+    },
+    get mounted() {
+      return [...mounted.values()];
+    },
+    client(target, caller) {
+      if (closed) throw new Error("runtime is closed");
+      return createClient(target.service, transportFor(target, caller));
+    },
+    plan,
+    close() {
+      closed = true;
+      for (const c of connections.values()) closeConnections(c);
+      connections.clear();
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { findGroup, groupOf, loadTopology, networkFor, parseTopology, TopologyError } from "../src/index.js";
+
+const repoTopologies = resolve(import.meta.dirname, "../../../topologies");
+const all = ["auth", "worldgen", "engine", "initiator", "music", "score"];
+
+function minimal(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { name: "t", groups: { one: { components: all, address: "127.0.0.1:9000" } }, ...extra };
+}
+
+describe("topology files", () => {
+  it("loads the monolith by name: one group, direct calls", async () => {
+    const t = await loadTopology("monolith", repoTopologies);
+    expect(t.groups).toHaveLength(1);
+    expect(t.groups[0]!.components).toHaveLength(6);
+    expect(t.groups[0]!.inProcess).toBe("direct");
+  });
+
+  it("loads microservices: six groups on distinct loopback ports", async () => {
+    const t = await loadTopology(join(repoTopologies, "microservices.json"));
+    expect(t.groups.map((g) => g.components.length)).toEqual([1, 1, 1, 1, 1, 1]);
+    expect(new Set(t.groups.map((g) => g.address)).size).toBe(6);
+    expect(groupOf(t, "engine")?.name).toBe("engine");
+    expect(networkFor(t, "initiator", "worldgen")).toEqual({ protocol: "connect", format: "binary", httpVersion: "1.1" });
+  });
+
+  it("fills defaults: zone, region, public URL, network", () => {
+    const t = parseTopology(minimal());
+    expect(t.groups[0]).toMatchObject({ region: "local", zone: "a", publicUrl: "http://127.0.0.1:9000", inProcess: "direct" });
+    expect(t.network.protocol).toBe("connect");
+  });
+
+  it("applies per-edge network overrides", () => {
+    const t = parseTopology(minimal({ edges: { "engine->music": { protocol: "grpc", httpVersion: "2" } } }));
+    expect(networkFor(t, "engine", "music")).toEqual({ protocol: "grpc", format: "binary", httpVersion: "2" });
+    expect(networkFor(t, "engine", "score").protocol).toBe("connect");
+  });
+
+  it.each([
+    [{ groups: { one: { components: all } } }, /address/],
+    [{ groups: { one: { components: [...all, "auth"], address: "h:1" } } }, /two groups/],
+    [{ groups: { one: { components: ["auth", "nope"], address: "h:1" } } }, /unknown component "nope"/],
+    [{ groups: { one: { components: ["auth"], address: "h:1" } } }, /"worldgen" is not placed/],
+    [{ groups: { one: { components: all, address: "no-port" } } }, /host:port/],
+    [{ groups: { one: { components: all, address: "h:1" } }, network: { protocol: "grpc", httpVersion: "1.1" } }, /gRPC needs httpVersion "2"/],
+    [{ groups: { one: { components: all, address: "h:1" } }, network: { protocl: "grpc" } }, /unknown key "protocl"/],
+    [{ groups: { one: { components: all, address: "h:1" } }, edges: { "a->b": {} } }, /caller->callee/],
+    [{ groups: { one: { components: all, address: "h:1" } }, inProcess: "teleport" }, /"direct" or "serialized"/],
+  ])("rejects a bad topology with a clear message (%#)", (extra, message) => {
+    expect(() => parseTopology({ name: "bad", ...extra }, "bad.json")).toThrow(message);
+    expect(() => parseTopology({ name: "bad", ...extra }, "bad.json")).toThrow(TopologyError);
+  });
+
+  it("names the file in errors, and reports a missing file and broken JSON", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "flaplab-topo-"));
+    await writeFile(join(dir, "broken.json"), "{ not json");
+    await expect(loadTopology(join(dir, "broken.json"))).rejects.toThrow(/broken\.json is not valid JSON/);
+    await expect(loadTopology("nowhere", dir)).rejects.toThrow(/no topology file at .*nowhere\.json/);
+  });
+
+  it("finds groups by name and lists the known ones otherwise", () => {
+    const t = parseTopology(minimal());
+    expect(findGroup(t, "one").address).toBe("127.0.0.1:9000");
+    expect(() => findGroup(t, "two")).toThrow(/no group "two" \(groups: one\)/);
+  });
+});
