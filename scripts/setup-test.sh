@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Installs the system packages the test suite needs (Debian): a C++ toolchain for better-sqlite3.
+# Installs the system packages the test suite needs (Debian): a C++ toolchain for better-sqlite3 and
+# Debian's Chromium for the browser tests (driven by playwright-core; no browser download).
 set -euo pipefail
 need=()
 command -v make >/dev/null || need+=(make)
 command -v g++ >/dev/null || need+=(g++)
 command -v python3 >/dev/null || need+=(python3)
+[ -x /usr/bin/chromium ] || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
-  if [ "$(id -u)" != 0 ]; then echo "setup:test: please install: ${need[*]} (needs root)" >&2; exit 1; fi
-  apt-get update -qq && apt-get install -y -qq "${need[@]}"
+  if [ "$(id -u)" != 0 ]; then
+    echo "setup:test: please install these Debian packages (needs root): ${need[*]}" >&2
+    exit 1
+  fi
+  echo "setup:test: installing ${need[*]}"
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
-echo "setup:test: system packages present"
+echo "setup:test: $(/usr/bin/chromium --version 2>/dev/null | head -1), $(g++ --version | head -1)"

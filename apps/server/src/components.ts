@@ -1,19 +1,29 @@
 import { join } from "node:path";
 import type { ComponentName } from "@flaplab/component";
 import { authComponent, createAuth, openUserStore } from "@flaplab/auth";
-import { createEngine, engineComponent, GameTable } from "@flaplab/engine";
+import { createEngine, createGameSessionHandler, engineComponent, GameTable, TickScheduler } from "@flaplab/engine";
 import { createSigner, hasPrivateKey, type PublicKeyMaterial } from "@flaplab/identity";
 import { createInitiator, initiatorComponent } from "@flaplab/initiator";
-import { createMusic, createMusicStreams, musicComponent, type MusicStreams } from "@flaplab/music";
+import { createMusic, createMusicSessionHandler, createMusicStreams, musicComponent, type MusicStreams } from "@flaplab/music";
 import { groupOf, type Runtime } from "@flaplab/runtime";
+import type { StreamRoute } from "@flaplab/streams";
+import type { Logger } from "pino";
 import { createScore, openScoreStore, scoreComponent } from "@flaplab/score";
 import { createWorldGen, worldgenComponent } from "@flaplab/worldgen";
+
+/** URL paths of the two streams on a group's stream server. */
+export const ENGINE_STREAM_PATH = "/engine/v1/game";
+export const MUSIC_STREAM_PATH = "/music/v1/music";
 
 /** What the components of one process share, and what must be closed at shutdown. */
 export interface MountedGroup {
   readonly names: readonly ComponentName[];
+  /** Stream routes of this process (engine and music), by URL path. */
+  readonly streamRoutes: Readonly<Record<string, StreamRoute>>;
   /** Music streams of this process (present when music runs here). */
   readonly musicStreams?: MusicStreams;
+  /** The engine's game table (present when the engine runs here). */
+  readonly games?: GameTable;
   close(): Promise<void>;
 }
 
@@ -21,10 +31,15 @@ export interface MountedGroup {
  * Builds and mounts the components the runtime's group runs: the composition root. Each
  * component gets typed clients for the components it calls; the runtime picks the call mode.
  */
-export function mountGroup(runtime: Runtime, opts: { dataDir: string; keys: PublicKeyMaterial }): MountedGroup {
+export function mountGroup(
+  runtime: Runtime,
+  opts: { dataDir: string; keys: PublicKeyMaterial; logger: Logger },
+): MountedGroup {
   const closers: Array<() => void> = [];
   const names = runtime.group.components;
+  const streamRoutes: Record<string, StreamRoute> = {};
   let musicStreams: MusicStreams | undefined;
+  let games: GameTable | undefined;
   for (const name of names) {
     switch (name) {
       case "auth": {
@@ -39,9 +54,23 @@ export function mountGroup(runtime: Runtime, opts: { dataDir: string; keys: Publ
       case "worldgen":
         runtime.mount(worldgenComponent, createWorldGen());
         break;
-      case "engine":
-        runtime.mount(engineComponent, createEngine({ games: new GameTable() }));
+      case "engine": {
+        games = new GameTable();
+        const scheduler = new TickScheduler();
+        closers.push(() => scheduler.stop());
+        runtime.mount(engineComponent, createEngine({ games }));
+        streamRoutes[ENGINE_STREAM_PATH] = {
+          kind: "engine",
+          handler: createGameSessionHandler({
+            games,
+            scheduler,
+            music: runtime.client(musicComponent, "engine"),
+            score: runtime.client(scoreComponent, "engine"),
+            logger: opts.logger.child({ component: "engine" }),
+          }),
+        };
         break;
+      }
       case "initiator": {
         const engineGroup = groupOf(runtime.topology, "engine")!;
         const musicGroup = groupOf(runtime.topology, "music")!;
@@ -50,7 +79,10 @@ export function mountGroup(runtime: Runtime, opts: { dataDir: string; keys: Publ
           createInitiator({
             worldgen: runtime.client(worldgenComponent, "initiator"),
             engine: runtime.client(engineComponent, "initiator"),
-            endpoints: { engineUrl: engineGroup.publicUrl, musicUrl: musicGroup.publicUrl },
+            endpoints: {
+              engineUrl: engineGroup.streamPublicUrl + ENGINE_STREAM_PATH,
+              musicUrl: musicGroup.streamPublicUrl + MUSIC_STREAM_PATH,
+            },
           }),
         );
         break;
@@ -58,6 +90,7 @@ export function mountGroup(runtime: Runtime, opts: { dataDir: string; keys: Publ
       case "music":
         musicStreams = createMusicStreams();
         runtime.mount(musicComponent, createMusic({ streams: musicStreams }));
+        streamRoutes[MUSIC_STREAM_PATH] = { kind: "music", handler: createMusicSessionHandler({ streams: musicStreams }) };
         break;
       case "score": {
         const store = openScoreStore(opts.dataDir);
@@ -69,7 +102,9 @@ export function mountGroup(runtime: Runtime, opts: { dataDir: string; keys: Publ
   }
   return {
     names,
+    streamRoutes,
     ...(musicStreams ? { musicStreams } : {}),
+    ...(games ? { games } : {}),
     async close() {
       for (const close of closers.reverse()) close();
     },

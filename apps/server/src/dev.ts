@@ -2,14 +2,16 @@
 // Usage: pnpm dev <topology|file.json> [--data-dir <dir>]
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdir } from "node:fs/promises";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { loadOrCreateKeys } from "@flaplab/identity";
-import { loadTopology, type GroupSpec, type Topology } from "@flaplab/runtime";
+import { groupOf, loadTopology, type Topology } from "@flaplab/runtime";
+import { loadOrCreateDevCertificate } from "@flaplab/streams";
 import { DEFAULT_DATA_DIR, TOPOLOGIES_DIR, userPath } from "./paths.js";
 
 const MAIN = resolve(import.meta.dirname, "main.ts");
+const WEB_SERVE = resolve(import.meta.dirname, "../../web/scripts/serve.ts");
 const READY_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
 
@@ -20,12 +22,15 @@ function say(line: string): void {
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { "data-dir": { type: "string", default: process.env["FLAPLAB_DATA_DIR"] } },
+    options: {
+      "data-dir": { type: "string", default: process.env["FLAPLAB_DATA_DIR"] },
+      "no-web": { type: "boolean", default: false },
+    },
   });
   const which = positionals[0];
   if (!which) {
     const known = (await readdir(TOPOLOGIES_DIR)).filter((f) => f.endsWith(".json")).map((f) => f.slice(0, -5));
-    process.stderr.write(`usage: pnpm dev <topology> [--data-dir <dir>]\ntopologies: ${known.join(", ")}\n`);
+    process.stderr.write(`usage: pnpm dev <topology> [--data-dir <dir>] [--no-web]\ntopologies: ${known.join(", ")}\n`);
     return 2;
   }
   const topology = await loadTopology(
@@ -33,9 +38,13 @@ async function main(): Promise<number> {
     TOPOLOGIES_DIR,
   );
   const dataDir = values["data-dir"] ? userPath(values["data-dir"]) : DEFAULT_DATA_DIR;
-  await loadOrCreateKeys(dataDir); // before the children start, so they share one key pair
+  // Before the children start, so they share one key pair and one stream certificate.
+  await loadOrCreateKeys(dataDir);
+  const streamHosts = topology.groups.map((g) => g.streamAddress.slice(0, g.streamAddress.lastIndexOf(":")));
+  const certificate = await loadOrCreateDevCertificate(join(dataDir, "tls"), streamHosts);
+  const withWeb = !values["no-web"];
 
-  const width = Math.max(...topology.groups.map((g) => g.name.length));
+  const width = Math.max(3, ...topology.groups.map((g) => g.name.length));
   const children = new Map<string, ChildProcess>();
   let stopping = false;
   let exitCode = 0;
@@ -53,12 +62,17 @@ async function main(): Promise<number> {
     }, STOP_GRACE_MS).unref();
   };
 
-  for (const group of topology.groups) {
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", MAIN, "--topology", topology.source ?? which, "--group", group.name, "--data-dir", dataDir],
-      { stdio: ["ignore", "pipe", "pipe"], env: process.env },
-    );
+  const commands = topology.groups.map((group) => ({
+    name: group.name,
+    args: ["--import", "tsx", MAIN, "--topology", topology.source ?? which, "--group", group.name, "--data-dir", dataDir],
+  }));
+  if (withWeb) {
+    const port = topology.web.address.slice(topology.web.address.lastIndexOf(":") + 1);
+    commands.push({ name: "web", args: ["--import", "tsx", WEB_SERVE, "--port", port, "--config-json", JSON.stringify(webConfig(topology))] });
+  }
+  for (const { name, args } of commands) {
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env: process.env });
+    const group = { name };
     children.set(group.name, child);
     const prefix = `[${group.name.padEnd(width)}] `;
     for (const stream of [child.stdout!, child.stderr!]) {
@@ -73,11 +87,21 @@ async function main(): Promise<number> {
   process.on("SIGINT", () => stopAll("interrupted", 0));
   process.on("SIGTERM", () => stopAll("terminated", 0));
 
-  const ready = await Promise.race([waitReady(topology.groups), done.then(() => false)]);
+  const urls = topology.groups.map((g) => `http://${g.address}/healthz`);
+  if (withWeb) urls.push(topology.web.publicUrl);
+  const ready = await Promise.race([waitReady(urls), done.then(() => false)]);
   if (ready && !stopping) {
     say(`${topology.name} is up: ${topology.groups.length} process(es); data in ${dataDir}`);
     for (const g of topology.groups) {
-      say(`  ${g.name.padEnd(width)}  ${g.publicUrl}  ${g.components.join(", ") || "(no components)"}`);
+      const streams = g.components.some((c) => c === "engine" || c === "music") ? `  streams ${g.streamPublicUrl}` : "";
+      say(`  ${g.name.padEnd(width)}  ${g.publicUrl}${streams}  ${g.components.join(", ") || "(no components)"}`);
+    }
+    if (withWeb) {
+      say(`Open ${topology.web.publicUrl} in a browser to play.`);
+      say(
+        `The stream servers use a self-signed certificate (sha-256 ${Buffer.from(certificate.sha256).toString("hex").slice(0, 16)}…): ` +
+          `open ${groupOf(topology, "engine")!.streamPublicUrl}/ once and accept it, or start Chrome with --ignore-certificate-errors.`,
+      );
     }
     say("Ctrl-C stops everything.");
   } else if (!stopping) {
@@ -87,12 +111,18 @@ async function main(): Promise<number> {
   return exitCode;
 }
 
-async function waitReady(groups: readonly GroupSpec[]): Promise<boolean> {
+/** What the web client needs to find the Connect endpoints it calls. */
+function webConfig(topology: Topology): Record<string, string> {
+  const url = (c: "auth" | "initiator" | "score") => groupOf(topology, c)!.publicUrl;
+  return { authUrl: url("auth"), initiatorUrl: url("initiator"), scoreUrl: url("score"), topology: topology.name };
+}
+
+async function waitReady(urls: readonly string[]): Promise<boolean> {
   const deadline = Date.now() + READY_TIMEOUT_MS;
-  for (const g of groups) {
+  for (const url of urls) {
     for (;;) {
       try {
-        const res = await fetch(`http://${g.address}/healthz`, { signal: AbortSignal.timeout(1000) });
+        const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
         if (res.ok) break;
       } catch {
         // not listening yet

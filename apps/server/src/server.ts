@@ -1,4 +1,6 @@
+import { join } from "node:path";
 import { createHost, type Host } from "@flaplab/host";
+import { createStreamServer, loadOrCreateDevCertificate, type StreamServer } from "@flaplab/streams";
 import { createVerifier, loadKeys } from "@flaplab/identity";
 import { createCallLogger, createRuntime, pinoCallLog, type Runtime, type Topology } from "@flaplab/runtime";
 import { pino, type Logger } from "pino";
@@ -11,6 +13,8 @@ export interface ServerOptions {
   readonly logger: Logger;
   /** Listen on this port instead of the group's (0: any free port). */
   readonly port?: number;
+  /** Stream server port instead of the group's stream address (0: any free port). */
+  readonly streamPort?: number;
 }
 
 export interface RunningServer {
@@ -19,6 +23,8 @@ export interface RunningServer {
   readonly port: number;
   readonly callLogFile: string;
   readonly mounted: MountedGroup;
+  /** The WebTransport server, when the group runs the engine or music. */
+  readonly streams?: StreamServer;
   stop(): Promise<void>;
 }
 
@@ -36,11 +42,32 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     verifier,
     callLog: pinoCallLog(createCallLogger(destination)),
   });
-  const mounted = mountGroup(runtime, { dataDir, keys });
+  const mounted = mountGroup(runtime, { dataDir, keys, logger });
   const host = await createHost({ runtime, logger });
   const port = await host.listen(opts.port);
+  let streams: StreamServer | undefined;
+  if (Object.keys(mounted.streamRoutes).length > 0) {
+    const group = runtime.group;
+    const [streamHost, streamPort] = splitAddress(group.streamAddress);
+    streams = await createStreamServer({
+      host: streamHost,
+      port: opts.streamPort ?? streamPort,
+      certificate: await loadOrCreateDevCertificate(join(dataDir, "tls"), [streamHost]),
+      routes: mounted.streamRoutes,
+      verifier,
+      logger,
+    });
+  }
   logger.info(
-    { event: "listening", topology: topology.name, group, port, components: mounted.names, callLog: callLogFile },
+    {
+      event: "listening",
+      topology: topology.name,
+      group,
+      port,
+      components: mounted.names,
+      callLog: callLogFile,
+      ...(streams ? { streamPort: streams.port, streamTransports: streams.transports } : {}),
+    },
     "server listening",
   );
   let stopping: Promise<void> | undefined;
@@ -50,8 +77,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     port,
     callLogFile,
     mounted,
+    ...(streams ? { streams } : {}),
     stop() {
       stopping ??= (async () => {
+        await streams?.close();
         await host.close();
         runtime.close();
         await mounted.close();
@@ -66,4 +95,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       return stopping;
     },
   };
+}
+
+function splitAddress(address: string): [string, number] {
+  const i = address.lastIndexOf(":");
+  return [address.slice(0, i), Number(address.slice(i + 1))];
 }

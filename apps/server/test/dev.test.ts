@@ -29,7 +29,7 @@ afterEach(async () => {
 });
 
 async function startDev(topologyFile: string, dataDir: string): Promise<DevRun> {
-  const child = spawn(process.execPath, ["--import", "tsx", DEV, topologyFile, "--data-dir", dataDir], {
+  const child = spawn(process.execPath, ["--import", "tsx", DEV, topologyFile, "--data-dir", dataDir, "--no-web"], {
     stdio: ["ignore", "pipe", "pipe"],
   });
   const lines: string[] = [];
@@ -66,12 +66,15 @@ describe("pnpm dev", () => {
     const dataDir = join(topo.dir, "data");
     const run = await startDev(topo.file, dataDir);
 
-    const pids = new Set(
-      run.lines
-        .filter((l) => l.includes('"event":"listening"'))
-        .map((l) => (JSON.parse(l.slice(l.indexOf("{"))) as { pid: number }).pid),
-    );
-    expect(pids.size).toBe(6);
+    const listeningPids = () =>
+      new Set(
+        run.lines
+          .filter((l) => l.includes('"event":"listening"'))
+          .map((l) => (JSON.parse(l.slice(l.indexOf("{"))) as { pid: number }).pid),
+      );
+    // Health answers as soon as a group's Connect port is up; its log line follows its stream server.
+    for (let i = 0; i < 100 && listeningPids().size < 6; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(listeningPids().size).toBe(6);
     expect(run.lines.some((l) => l.startsWith("[engine   ] "))).toBe(true);
 
     const res = await playOneStart(topo.addresses, "auth", "initiator");
@@ -107,6 +110,9 @@ describe("pnpm dev", () => {
     const topo = await topologyOnFreePorts("microservices");
     dirs.push(topo.dir);
     const run = await startDev(topo.file, join(topo.dir, "data"));
+    for (let i = 0; i < 100 && !run.lines.some((l) => l.startsWith("[score") && l.includes('"event":"listening"')); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
     const line = run.lines.find((l) => l.startsWith("[score") && l.includes('"event":"listening"'))!;
     const pid = (JSON.parse(line.slice(line.indexOf("{"))) as { pid: number }).pid;
     process.kill(pid, "SIGKILL");

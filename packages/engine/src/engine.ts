@@ -73,7 +73,7 @@ export function createEngine(deps: EngineDeps = {}): ServiceImpl<typeof EngineSe
       requireGameId(request.gameId);
       const game = games.create({
         id: request.gameId,
-        owner: { username: principal.username, token: principal.token },
+        owner: { username: principal.username, token: principal.token, expiresAt: principal.expiresAt },
         course: courseOf(request.world),
         ...(request.bird ? { bird: { width: request.bird.width, height: request.bird.height } } : {}),
         ...(request.world ? { seed: request.world.seed } : {}),

@@ -18,6 +18,8 @@ export interface GameOwner {
   readonly username: string;
   /** The player's bearer token, forwarded on calls made on the player's behalf (e.g. the score). */
   readonly token: string;
+  /** When `token` expires, if known. */
+  readonly expiresAt?: Date;
 }
 
 /** One accepted key press. */
@@ -176,7 +178,11 @@ export class GameTable {
     }
     const game: MutableGame = {
       id: init.id,
-      owner: { username: init.owner.username, token: init.owner.token },
+      owner: {
+        username: init.owner.username,
+        token: init.owner.token,
+        ...(init.owner.expiresAt ? { expiresAt: init.owner.expiresAt } : {}),
+      },
       seed: init.seed ?? 0n,
       state: createGame(init.course, bird),
       createdAtMs: now,

@@ -2,3 +2,14 @@ export { engineComponent, createEngine, courseOf, playStateOf, MAX_PIPES } from 
 export type { EngineDeps } from "./engine.js";
 export { GameTable, checkGameId, birdOrDefault, DEFAULT_MAX_GAMES, MAX_GAME_ID_LENGTH } from "./games.js";
 export type { Game, GameOwner, GameTableOptions, InputRecord, InputResult, NewGame } from "./games.js";
+export { TickScheduler, realTickClock } from "./scheduler.js";
+export type { TickClock, TickFn, TickInfo, ScheduledTask, TickSchedulerOptions } from "./scheduler.js";
+export { ManualTickClock } from "./manual-clock.js";
+export {
+  createGameSessionHandler,
+  DEFAULT_MAX_BUFFERED_BYTES,
+  DEFAULT_MAX_INPUT_BYTES,
+  DEFAULT_RECORD_RETRY_DELAYS_MS,
+  DEFAULT_RECORD_TIMEOUT_MS,
+} from "./game-session.js";
+export type { EngineLogger, GameSessionDeps } from "./game-session.js";

@@ -65,7 +65,7 @@ describe("StartGame", () => {
     expect(res.gameId).toBe("g1");
     expect(res.pipesInView).toBe(5);
     const g = games.get("g1");
-    expect(g?.owner).toEqual({ username: "alice", token: "token-of-alice" });
+    expect(g?.owner).toEqual({ username: "alice", token: "token-of-alice", expiresAt: expect.any(Date) });
     expect(g?.state.phase).toBe("ready");
     expect(g?.state.bird).toEqual({ width: 34, height: 24 });
     expect(g?.seed).toBe(1n);

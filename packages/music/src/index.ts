@@ -19,3 +19,5 @@ export type {
   MusicStreams,
   SendOptions,
 } from "./streams.js";
+export { createMusicSessionHandler, DEFAULT_MUSIC_MAX_BUFFERED_BYTES } from "./session.js";
+export type { MusicSessionDeps } from "./session.js";

@@ -23,6 +23,13 @@ export interface GroupSpec {
   readonly address: string;
   /** Base URL browsers use for this group (defaults to http://address). */
   readonly publicUrl: string;
+  /**
+   * host:port of the group's WebTransport stream server, used when the group runs the engine or
+   * music (defaults to the address's port + 1000).
+   */
+  readonly streamAddress: string;
+  /** Base URL browsers open streams at (defaults to https://streamAddress). */
+  readonly streamPublicUrl: string;
   readonly inProcess: InProcessMode;
 }
 
@@ -35,6 +42,8 @@ export interface Topology {
   readonly edges: ReadonlyMap<string, NetworkSettings>;
   /** Where the browser sits, for latency emulation. */
   readonly browser: { readonly region: string; readonly zone: string };
+  /** Where the web client is served in development (default 127.0.0.1:5173). */
+  readonly web: { readonly address: string; readonly publicUrl: string };
   /** The file it was read from, if any. */
   readonly source?: string | undefined;
 }
@@ -128,6 +137,15 @@ export function parseTopology(json: unknown, source?: string): Topology {
     }
     if (addresses.has(address)) fail(`group "${groupName}": address ${address} is used by another group`);
     addresses.add(address);
+    const [host, port] = [address.slice(0, address.lastIndexOf(":")), Number(address.slice(address.lastIndexOf(":") + 1))];
+    const streamAddress = optString(g, "streamAddress", fail) ?? `${host}:${port === 0 ? 0 : port + 1000}`;
+    if (!/^[^\s:]+:\d{1,5}$/.test(streamAddress) || Number(streamAddress.split(":")[1]) > 65535) {
+      fail(`group "${groupName}": streamAddress "${streamAddress}" must be host:port`);
+    }
+    if (addresses.has(streamAddress) && streamAddress !== `${host}:0`) {
+      fail(`group "${groupName}": stream address ${streamAddress} is used by another group`);
+    }
+    addresses.add(streamAddress);
     groups.push({
       name: groupName,
       components,
@@ -135,6 +153,8 @@ export function parseTopology(json: unknown, source?: string): Topology {
       zone: optString(g, "zone", fail) ?? "a",
       address,
       publicUrl: optString(g, "publicUrl", fail) ?? `http://${address}`,
+      streamAddress,
+      streamPublicUrl: optString(g, "streamPublicUrl", fail) ?? `https://${streamAddress}`,
       inProcess: parseInProcess(g["inProcess"], topInProcess, `group "${groupName}": "inProcess"`, fail),
     });
   }
@@ -153,6 +173,9 @@ export function parseTopology(json: unknown, source?: string): Topology {
     }
   }
   const browserObj = root["browser"] === undefined ? {} : asObject(root["browser"], `"browser"`, fail);
+  const webObj = root["web"] === undefined ? {} : asObject(root["web"], `"web"`, fail);
+  const webAddress = optString(webObj, "address", fail) ?? "127.0.0.1:5173";
+  if (!/^[^\s:]+:\d{1,5}$/.test(webAddress)) fail(`"web": address "${webAddress}" must be host:port`);
   return {
     name,
     description: optString(root, "description", fail) ?? "",
@@ -163,6 +186,7 @@ export function parseTopology(json: unknown, source?: string): Topology {
       region: optString(browserObj, "region", fail) ?? "local",
       zone: optString(browserObj, "zone", fail) ?? "a",
     },
+    web: { address: webAddress, publicUrl: optString(webObj, "publicUrl", fail) ?? `http://${webAddress}/` },
     source,
   };
 }

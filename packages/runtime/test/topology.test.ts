@@ -67,3 +67,24 @@ describe("topology files", () => {
     expect(() => findGroup(t, "two")).toThrow(/no group "two" \(groups: one\)/);
   });
 });
+
+describe("stream addresses", () => {
+  it("default to the group's port + 1000 and an https URL", () => {
+    const t = parseTopology(minimal());
+    expect(t.groups[0]).toMatchObject({ streamAddress: "127.0.0.1:10000", streamPublicUrl: "https://127.0.0.1:10000" });
+  });
+
+  it("can be set, and may not collide with another group's address", () => {
+    const t = parseTopology(minimal({ groups: { one: { components: all, address: "127.0.0.1:9000", streamAddress: "127.0.0.1:4433" } } }));
+    expect(t.groups[0]!.streamAddress).toBe("127.0.0.1:4433");
+    expect(() =>
+      parseTopology({
+        name: "clash",
+        groups: {
+          a: { components: ["auth"], address: "h:1", streamAddress: "h:2" },
+          b: { components: all.slice(1), address: "h:2" },
+        },
+      }),
+    ).toThrow(/address h:2 is used by another group/);
+  });
+});

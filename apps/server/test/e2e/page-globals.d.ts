@@ -1,0 +1,28 @@
+// The page's globals as the browser tests read them: these callbacks run inside Chromium.
+interface PageLogRow {
+  type: string;
+  direction: string;
+  time: number;
+  seq?: number;
+}
+interface PageAutomation {
+  state: "login" | "ready" | "playing" | "over";
+  log(): PageLogRow[];
+  summary(): {
+    framesReceived: number;
+    frameBytesMean: number | null;
+    framesUnder1kbShare: number | null;
+    inputToEffectMedianMs: number | null;
+    inputToEffectCount: number;
+    inputToAudioMedianMs: number | null;
+    inputToAudioCount: number;
+    [key: string]: unknown;
+  } | null;
+  lastGame: { gameId: string; seed: string; score: number; ticks: number; recorded: boolean; error: string | null } | null;
+  token(): string | null;
+}
+declare const window: {
+  flaplab: PageAutomation;
+  flaplabPalette: { sky: string; pipe: string; bird: string; scoreText: string };
+};
+declare const document: { querySelector(selector: string): { textContent: string | null } | null };

@@ -1,0 +1,140 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdir, readFile, rm } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { PNG } from "pngjs";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
+import { parseTrace, replayFlapOffsetsMs } from "@flaplab/traces";
+import { afterAll, describe, expect, it } from "vitest";
+import { REPO, topologyOnFreePorts } from "../helpers.js";
+import { launchBrowser } from "./browser.js";
+
+// A person's game, in real Chromium: register, start, press Space at the easy trace's times,
+// reach game over, and find the run on the scoreboard. Against the monolith and microservices.
+const DEV = resolve(import.meta.dirname, "../../src/dev.ts");
+const SCREENSHOTS = join(REPO, "test-results", "e2e");
+const EASY_SEED = "6977347407732442987";
+
+const stops: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const stop of stops.reverse()) await stop();
+});
+
+async function startDev(topology: string) {
+  const topo = await topologyOnFreePorts(topology);
+  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", DEV, topo.file, "--data-dir", join(topo.dir, "data")], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const lines: string[] = [];
+  const exited = new Promise<number | null>((r) => child.on("exit", r));
+  stops.push(async () => {
+    child.kill("SIGINT");
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 8000))]);
+    child.kill("SIGKILL");
+    await rm(topo.dir, { recursive: true, force: true });
+  });
+  await new Promise<void>((ok, fail) => {
+    for (const s of [child.stdout!, child.stderr!]) {
+      createInterface({ input: s }).on("line", (line) => {
+        lines.push(line);
+        if (/\[dev\] .* is up/.test(line)) ok();
+      });
+    }
+    void exited.then((code) => fail(new Error(`dev exited (${code}):\n${lines.slice(-30).join("\n")}`)));
+  });
+  return { topo, lines };
+}
+
+/** Counts pixels of `rgb` (within ±tolerance per channel) in a PNG. */
+function countColour(png: PNG, rgb: [number, number, number], tolerance = 6): number {
+  let n = 0;
+  for (let i = 0; i < png.data.length; i += 4) {
+    if (
+      Math.abs(png.data[i]! - rgb[0]) <= tolerance &&
+      Math.abs(png.data[i + 1]! - rgb[1]) <= tolerance &&
+      Math.abs(png.data[i + 2]! - rgb[2]) <= tolerance
+    ) n++;
+  }
+  return n;
+}
+
+const hex = (h: string): [number, number, number] => [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16)) as [number, number, number];
+
+for (const topology of ["monolith", "microservices"]) {
+  describe(`playing in Chromium [${topology}]`, () => {
+    it("logs in, plays the easy trace by pressing Space, reaches game over, and the run is stored", async () => {
+      const { topo } = await startDev(topology);
+      const browser = await launchBrowser();
+      stops.push(() => browser.close());
+      const page = await browser.context.newPage();
+      const consoleErrors: string[] = [];
+      page.on("pageerror", (e) => consoleErrors.push(String(e)));
+
+      await page.goto(`http://${topo.addresses["web"]}/?seed=${EASY_SEED}`);
+      await page.fill("#username", `player-${topology}`);
+      await page.fill("#password", "a long enough password");
+      await page.click("#register");
+      await page.waitForFunction(() => window.flaplab?.state === "ready", null, { timeout: 15_000 });
+
+      const trace = parseTrace(await readFile(join(REPO, "replay/traces", `${EASY_SEED}.csv`), "utf8"), {
+        fileName: `${EASY_SEED}.csv`,
+      });
+      const offsets = replayFlapOffsetsMs(trace);
+
+      await page.keyboard.press("Space");
+      await page.waitForFunction(() => window.flaplab?.state === "playing", null, { timeout: 15_000 });
+      // The start press reaches the engine when its send is logged; flaps are timed from there.
+      const startEpochMs = await page.waitForFunction(() => {
+        const start = window.flaplab.log().find((r) => r.type === "input" && r.seq === 1);
+        return start ? performance.timeOrigin + start.time : 0;
+      }).then((h) => h.jsonValue());
+      const now = () => performance.timeOrigin + performance.now();
+      let shot: Buffer | undefined;
+      for (const [i, offset] of offsets.entries()) {
+        const wait = startEpochMs + offset - now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        await page.keyboard.press("Space");
+        if (i === 5) {
+          await mkdir(SCREENSHOTS, { recursive: true });
+          shot = await page.locator("#game-canvas").screenshot({ path: join(SCREENSHOTS, `${topology}-in-progress.png`) });
+        }
+      }
+      await page.waitForFunction(() => window.flaplab?.state === "over", null, { timeout: 20_000 });
+      const last = await page.evaluate(() => window.flaplab.lastGame);
+      const report = await page.evaluate(() => window.flaplab.summary());
+
+      // The screenshot shows sky, pipes, the bird and the score.
+      const png = PNG.sync.read(shot!);
+      const palette = await page.evaluate(() => window.flaplabPalette);
+      expect(countColour(png, hex(palette.sky))).toBeGreaterThan(20_000);
+      expect(countColour(png, hex(palette.pipe))).toBeGreaterThan(2_000);
+      expect(countColour(png, hex(palette.bird))).toBeGreaterThan(100);
+      expect(countColour(png, hex(palette.scoreText), 2)).toBeGreaterThan(30);
+
+      // The server-authoritative game matches the headless simulator: score 7 at tick 402.
+      expect(last).toMatchObject({ seed: EASY_SEED, score: 7, ticks: 402, recorded: true, error: null });
+      expect(report?.framesReceived).toBe(402);
+      expect(report?.framesUnder1kbShare).toBe(1);
+      expect(report?.inputToEffectCount).toBe(15); // the start press and 14 flaps
+      expect(report?.inputToAudioCount).toBe(14); // one flap sound per flap
+      expect(report?.inputToEffectMedianMs).toBeGreaterThan(0);
+      console.log(`[${topology}] summary`, JSON.stringify(report));
+
+      // The run is on the scoreboard: in the page, and in the score component.
+      await page.waitForFunction(() => document.querySelector("#own-runs")?.textContent?.includes("7"));
+      const token = await page.evaluate(() => window.flaplab.token());
+      const scoreUrl = `http://${topo.addresses[topology === "monolith" ? "monolith" : "score"]}`;
+      const score = createClient(ScoreService, createConnectTransport({ baseUrl: scoreUrl, httpVersion: "1.1" }));
+      const { ownRuns, leaderboard } = await score.getScores({}, { headers: { authorization: `Bearer ${token}` } });
+      expect(ownRuns.find((r) => r.gameId === last!.gameId)?.score).toBe(7);
+      expect(leaderboard.some((r) => r.gameId === last!.gameId)).toBe(true);
+
+      // Play again: a second game starts from the game-over screen.
+      await page.click("#play-again");
+      await page.waitForFunction(() => window.flaplab?.state === "playing" || window.flaplab?.state === "over", null, { timeout: 15_000 });
+      expect(consoleErrors).toEqual([]);
+    }, 120_000);
+  });
+}

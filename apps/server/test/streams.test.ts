@@ -1,0 +1,196 @@
+import { rm } from "node:fs/promises";
+import { create } from "@bufbuild/protobuf";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
+import { ClientInputSchema, GameStreamMessageSchema, type GameSummary } from "@flaplab/contracts/engine/v1/stream_pb";
+import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
+import { SoundClipSchema, Sound, type SoundClip } from "@flaplab/contracts/music/v1/music_pb";
+import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
+import { CloseCode, DelimitedDecoder, encodeDelimited, FrameDecoder } from "@flaplab/game-stream";
+import { loadTopology } from "@flaplab/runtime";
+import { loadWebTransport } from "@flaplab/streams";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer, type RunningServer } from "../src/server.js";
+import { topologyOnFreePorts } from "./helpers.js";
+
+// The real stream server of a monolith, driven by the WebTransport library's Node client
+// (HTTP/2 capsules). Flaps are sent when the frame before their tick arrives, so the game is
+// deterministic over the real network stack.
+const EASY_SEED = 6977347407732442987n;
+const FLAP_TICKS = [42, 53, 67, 85, 103, 128, 140, 204, 232, 266, 275, 292, 322, 349];
+
+let server: RunningServer;
+let dir: string;
+let baseUrl: string;
+let token: string;
+let otherToken: string;
+
+beforeAll(async () => {
+  const topo = await topologyOnFreePorts("monolith");
+  dir = topo.dir;
+  server = await startServer({ topology: await loadTopology(topo.file), group: "monolith", dataDir: dir, logger: pino({ level: "silent" }) });
+  baseUrl = `http://127.0.0.1:${server.port}`;
+  const auth = createClient(AuthService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
+  token = (await auth.register({ username: "streamer", password: "a long enough password" })).session!.token;
+  otherToken = (await auth.register({ username: "intruder", password: "a long enough password" })).session!.token;
+}, 60_000);
+
+afterAll(async () => {
+  await server?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function startGame(seed?: bigint) {
+  const initiator = createClient(InitiatorService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
+  return initiator.startGame({ seed }, { headers: { authorization: `Bearer ${token}` } });
+}
+
+interface Opened {
+  wt: { ready: Promise<unknown>; closed: Promise<{ closeCode?: number; reason?: string }>; close(): void };
+  writer: WritableStreamDefaultWriter<Uint8Array>;
+  reader: ReadableStreamDefaultReader<Uint8Array>;
+}
+
+async function open(url: string, query: Record<string, string>): Promise<Opened> {
+  const { lib } = await loadWebTransport();
+  const wt = new lib.WebTransport(`${url}?${new URLSearchParams(query)}`, {
+    forceReliable: true,
+    serverCertificateHashes: [{ algorithm: "sha-256", value: server.streams!.certificate.sha256 }],
+  } as never) as unknown as Opened["wt"] & { createBidirectionalStream(): Promise<{ readable: ReadableStream<Uint8Array>; writable: WritableStream<Uint8Array> }> };
+  await wt.ready;
+  const bidi = await wt.createBidirectionalStream();
+  return { wt, writer: bidi.writable.getWriter(), reader: bidi.readable.getReader() };
+}
+
+const input = (seq: number) => encodeDelimited(ClientInputSchema, create(ClientInputSchema, { seq, clientTimeMs: performance.timeOrigin + performance.now() }));
+
+async function closeOf(o: Opened): Promise<{ closeCode?: number; reason?: string }> {
+  return Promise.race([
+    o.wt.closed.catch((e: unknown) => e as { closeCode?: number; reason?: string }),
+    new Promise<{ closeCode: number; reason: string }>((r) => setTimeout(() => r({ closeCode: -1, reason: "no close within 5 s" }), 5000)),
+  ]);
+}
+
+describe("game and music streams", () => {
+  it("plays the easy seed to score 7 at tick 402, with sounds tagged by input, and records the run", async () => {
+    const game = await startGame(EASY_SEED);
+    expect(game.engineUrl).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/engine\/v1\/game$/);
+    const q = { gameId: game.gameId, token };
+    const music = await open(game.musicUrl, q);
+    const clips: SoundClip[] = [];
+    const musicDone = (async () => {
+      const dec = new DelimitedDecoder(SoundClipSchema, 1 << 20);
+      for (;;) {
+        const { value, done } = await music.reader.read();
+        if (done) return;
+        clips.push(...dec.push(value));
+      }
+    })();
+    const engine = await open(game.engineUrl, q);
+    await engine.writer.write(input(1));
+    const dec = new DelimitedDecoder(GameStreamMessageSchema);
+    const view = new FrameDecoder();
+    let seq = 1;
+    let summary: GameSummary | undefined;
+    let last = view;
+    let lastTick = 0;
+    let score = 0;
+    let frameBytes = 0;
+    let frames = 0;
+    while (!summary) {
+      const { value, done } = await engine.reader.read();
+      if (done) break;
+      for (const msg of dec.push(value)) {
+        if (msg.kind.case === "summary") summary = msg.kind.value;
+        if (msg.kind.case !== "frame") continue;
+        frames++;
+        frameBytes += encodeDelimited(GameStreamMessageSchema, msg).byteLength;
+        const v = last.apply(msg.kind.value);
+        lastTick = v.tick;
+        score = v.score;
+        if (FLAP_TICKS.includes(v.tick + 1)) await engine.writer.write(input(++seq));
+      }
+    }
+    expect({ score, lastTick }).toEqual({ score: 7, lastTick: 402 });
+    expect(summary).toMatchObject({ score: 7, ticks: 402, recorded: true, framesSent: 402 });
+    // The engine's byte count is what arrived, and frames stay tiny (FlappyGo's were ~190 B).
+    expect(Number(summary!.frameBytes)).toBe(frameBytes);
+    expect(summary!.framesUnder1kb).toBe(402);
+    expect(frameBytes / frames).toBeLessThan(19);
+    expect(await closeOf(engine)).toMatchObject({ closeCode: CloseCode.Normal, reason: "game over" });
+
+    await musicDone;
+    const flaps = clips.filter((c) => c.sound === Sound.FLAP).map((c) => c.inputSeq);
+    expect(flaps).toEqual(Array.from({ length: 14 }, (_, i) => i + 2));
+    expect(clips.filter((c) => c.sound === Sound.POINT)).toHaveLength(7);
+    expect(clips.at(-1)?.sound).toBe(Sound.DIE);
+    expect(new TextDecoder().decode(clips[0]!.audio.subarray(0, 4))).toBe("RIFF");
+
+    const scores = createClient(ScoreService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
+    const { ownRuns } = await scores.getScores({}, { headers: { authorization: `Bearer ${token}` } });
+    expect(ownRuns.find((r) => r.gameId === game.gameId)).toMatchObject({ score: 7, ticks: 402, seed: EASY_SEED });
+  }, 60_000);
+
+  it("closes with 4401 and the reason for a bad token", async () => {
+    const game = await startGame();
+    const { lib } = await loadWebTransport();
+    const wt = new lib.WebTransport(`${game.engineUrl}?gameId=${game.gameId}&token=nope`, {
+      forceReliable: true,
+      serverCertificateHashes: [{ algorithm: "sha-256", value: server.streams!.certificate.sha256 }],
+    } as never);
+    await wt.ready.catch(() => undefined);
+    const info = await wt.closed.catch((e: unknown) => e);
+    expect(info).toMatchObject({ closeCode: CloseCode.Unauthenticated });
+    expect((info as { reason: string }).reason).toMatch(/invalid token/);
+  });
+
+  it("closes with 4404 for an unknown game and 4403 for another player's game", async () => {
+    const { engineUrl } = await startGame();
+    const unknown = await open(engineUrl, { gameId: "no-such-game", token });
+    expect(await closeOf(unknown)).toMatchObject({ closeCode: CloseCode.NotFound, reason: expect.stringMatching(/unknown game/) });
+    const game = await startGame();
+    const theirs = await open(game.engineUrl, { gameId: game.gameId, token: otherToken });
+    expect(await closeOf(theirs)).toMatchObject({ closeCode: CloseCode.PermissionDenied });
+  });
+
+  it("closes a second connection to the same game with 4409 and keeps the first", async () => {
+    const game = await startGame();
+    const first = await open(game.engineUrl, { gameId: game.gameId, token });
+    await first.writer.write(input(1));
+    const second = await open(game.engineUrl, { gameId: game.gameId, token });
+    expect(await closeOf(second)).toMatchObject({ closeCode: CloseCode.AlreadyConnected });
+    const { value } = await first.reader.read();
+    expect(value!.byteLength).toBeGreaterThan(0); // frames still flow on the first
+    first.wt.close();
+  });
+
+  it("closes with 4400 on garbage bytes and does not disturb the server", async () => {
+    const game = await startGame();
+    const o = await open(game.engineUrl, { gameId: game.gameId, token });
+    await o.writer.write(new Uint8Array([0x05, 0xff, 0xff, 0xff, 0xff, 0xff]));
+    expect(await closeOf(o)).toMatchObject({ closeCode: CloseCode.Malformed });
+    const health = await fetch(`${baseUrl}/healthz`);
+    expect(health.status).toBe(200);
+  });
+
+  it("ends a finished game normally, and refuses to go on with it: 4410", async () => {
+    const game = await startGame(EASY_SEED);
+    const o = await open(game.engineUrl, { gameId: game.gameId, token });
+    await o.writer.write(input(1));
+    const dec = new DelimitedDecoder(GameStreamMessageSchema);
+    // No flaps: the bird falls into pipe 0 at tick 52.
+    let overAt = 0;
+    while (overAt === 0) {
+      const { value, done } = await o.reader.read();
+      if (done) break;
+      for (const m of dec.push(value)) if (m.kind.case === "frame" && m.kind.value.gameOver) overAt = m.kind.value.tick;
+    }
+    expect(overAt).toBe(52);
+    expect(await closeOf(o)).toMatchObject({ closeCode: CloseCode.Normal, reason: "game over" });
+    const again = await open(game.engineUrl, { gameId: game.gameId, token });
+    await again.writer.write(input(2)).catch(() => undefined);
+    expect(await closeOf(again)).toMatchObject({ closeCode: CloseCode.GameOver, reason: expect.stringMatching(/is over/) });
+  });
+});

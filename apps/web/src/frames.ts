@@ -1,0 +1,15 @@
+// The one place the client reaches the frame delta decoder of @flaplab/game-stream.
+import { FrameDecoder, FrameDecodeError, type ClientView } from "@flaplab/game-stream";
+import type { Frame } from "@flaplab/contracts/engine/v1/stream_pb";
+
+export type { ClientView, ClientPipe } from "@flaplab/game-stream";
+export { FrameDecodeError };
+
+/** Rebuilds each tick's view (bird, score, pipes in viewport px) from the delta-encoded frames. */
+export interface ViewDecoder {
+  apply(frame: Frame): ClientView;
+}
+
+export function createViewDecoder(): ViewDecoder {
+  return new FrameDecoder();
+}

@@ -1,0 +1,298 @@
+import { create } from "@bufbuild/protobuf";
+import {
+  ClientInputSchema,
+  GameStreamMessageSchema,
+  type GameSummary,
+} from "@flaplab/contracts/engine/v1/stream_pb";
+import { Sound, SoundClipSchema } from "@flaplab/contracts/music/v1/music_pb";
+import type { StartGameResponse } from "@flaplab/contracts/initiator/v1/initiator_pb";
+import { CloseCode, DelimitedDecoder, encodeDelimited } from "@flaplab/game-stream";
+import { createViewDecoder, type ClientView } from "./frames.js";
+import type { LatencyLog } from "./latency-log.js";
+import { TraceRecorder } from "./trace-recorder.js";
+import { openStream, streamUrl, type OpenStream } from "./webtransport.js";
+
+/** How long to wait for the engine's GameSummary after the game-over frame. */
+const SUMMARY_TIMEOUT_MS = 10_000;
+/** After the game stream ends: how long the music stream stays open for a late DIE clip. */
+const MUSIC_GRACE_MS = 500;
+
+export interface GameResult {
+  readonly gameId: string;
+  readonly seed: bigint;
+  readonly score: number;
+  readonly ticks: number;
+  /** The game-over (or course-end) frame arrived. */
+  readonly completed: boolean;
+  readonly courseEnd: boolean;
+  readonly engineSummary: GameSummary | undefined;
+  /** Why the game did not end normally (a stream closed abnormally, a broken frame, …). */
+  readonly error: string | undefined;
+  /** The FlapLab trace JSON of the game. */
+  readonly trace: string;
+}
+
+export interface GameRunOptions {
+  readonly start: StartGameResponse;
+  readonly token: string;
+  /** Let the WebTransport polyfill try native HTTP/3 first. */
+  readonly allowNative: boolean;
+  readonly log: LatencyLog;
+  /** Plays sound clips (rejects when it cannot; the rejection is logged). */
+  readonly sound: { play(audio: Uint8Array): Promise<void> };
+  /** The newest decoded frame (the page draws it on the next animation frame). */
+  onView(view: ClientView): void;
+  /** Something went wrong that the player should see; the game may go on. */
+  onNotice(text: string): void;
+  /** The game-over frame arrived: inputs stop. */
+  onGameOver?(view: ClientView): void;
+  readonly now?: () => number;
+  /** Opens a session (tests pass a fake). */
+  readonly openStream?: typeof openStream;
+}
+
+export function soundName(sound: Sound): string {
+  return (Sound[sound] ?? `sound-${sound}`).toLowerCase();
+}
+
+/**
+ * One game on its two streams. `open` opens the music session, then the game session, and sends
+ * the start input (seq 1); `flap` sends one input; `finished` resolves once the game has ended
+ * and both sessions are closed.
+ */
+export class GameRun {
+  readonly gameId: string;
+  readonly seed: bigint;
+  readonly finished: Promise<GameResult>;
+
+  private readonly opts: GameRunOptions;
+  private readonly now: () => number;
+  private readonly trace: TraceRecorder;
+  private game: OpenStream | undefined;
+  private music: OpenStream | undefined;
+  private writer: WritableStreamDefaultWriter<Uint8Array> | undefined;
+  private seq = 0;
+  private lastView: ClientView | undefined;
+  private engineSummary: GameSummary | undefined;
+  private over = false;
+  /** The end sequence has started: no more inputs. */
+  private ending = false;
+  /** The client is closing the sessions: their ends are not reported. */
+  private closing = false;
+  private error: string | undefined;
+  private resolveFinished!: (result: GameResult) => void;
+  private gameDone!: () => void;
+  private readonly gameDonePromise: Promise<void>;
+  private dieClipSeen!: () => void;
+  private readonly dieClip: Promise<void>;
+
+  constructor(opts: GameRunOptions) {
+    this.opts = opts;
+    this.now = opts.now ?? (() => performance.now());
+    this.gameId = opts.start.gameId;
+    this.seed = opts.start.seed;
+    this.trace = new TraceRecorder(opts.start.seed);
+    this.finished = new Promise((r) => (this.resolveFinished = r));
+    this.gameDonePromise = new Promise((r) => (this.gameDone = r));
+    this.dieClip = new Promise((r) => (this.dieClipSeen = r));
+  }
+
+  /** Inputs sent so far (the start input included). */
+  get inputsSent(): number {
+    return this.seq;
+  }
+
+  /** True once the game-over frame arrived or the game is ending (no more inputs are sent). */
+  get isOver(): boolean {
+    return this.over || this.ending;
+  }
+
+  /** Opens both sessions and sends the start input. Throws StreamOpenError when a session fails. */
+  async open(): Promise<void> {
+    const { start, token, allowNative, log } = this.opts;
+    const open = this.opts.openStream ?? openStream;
+    let t = this.now();
+    this.music = await open("music", streamUrl(start.musicUrl, start.gameId, token), allowNative);
+    log.rtt("open", t, this.now() - t, `music via ${this.music.via}`);
+    t = this.now();
+    try {
+      this.game = await open("game", streamUrl(start.engineUrl, start.gameId, token), allowNative);
+    } catch (err) {
+      this.music.close(0, "game stream failed");
+      throw err;
+    }
+    log.rtt("open", t, this.now() - t, `game via ${this.game.via}`);
+    this.writer = this.game.stream.writable.getWriter();
+    void this.readMusic(this.music);
+    void this.readGame(this.game);
+    void this.watchEnd(this.game, "game");
+    void this.watchEnd(this.music, "music");
+    void this.gameDonePromise.then(() => this.finish());
+    this.send();
+  }
+
+  /** Sends a flap. False when the game is not accepting inputs (over, ending, not open). */
+  flap(): boolean {
+    if (!this.writer || this.isOver || this.seq === 0) return false;
+    this.send();
+    return true;
+  }
+
+  /** Ends the game from the client side (logout, page hidden). */
+  abort(reason: string): void {
+    if (this.ending) return;
+    this.error ??= reason;
+    this.closing = true;
+    this.game?.close(0, reason);
+    this.music?.close(0, reason);
+    this.gameDone();
+  }
+
+  private send(): void {
+    const writer = this.writer;
+    if (!writer) return;
+    const seq = ++this.seq;
+    const t = this.now();
+    const bytes = encodeDelimited(
+      ClientInputSchema,
+      create(ClientInputSchema, { seq, clientTimeMs: performance.timeOrigin + t }),
+    );
+    this.opts.log.add({ type: "input", direction: "send", time: t, seq, bytes: bytes.length });
+    if (seq === 1) this.trace.start(t);
+    else this.trace.input(seq, t);
+    writer.write(bytes).catch((err: unknown) => {
+      if (!this.ending) this.opts.log.error(`input ${seq} not sent: ${(err as Error).message}`, { seq });
+    });
+  }
+
+  private async readGame(game: OpenStream): Promise<void> {
+    const decoder = new DelimitedDecoder(GameStreamMessageSchema);
+    const views = createViewDecoder();
+    const reader = game.stream.readable.getReader();
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        const time = this.now();
+        for (const msg of decoder.push(value)) {
+          const bytes = encodeDelimited(GameStreamMessageSchema, msg).length;
+          if (msg.kind.case === "frame") {
+            const view = views.apply(msg.kind.value);
+            this.opts.log.frame(view.tick, view.reflectedSeq, bytes, time);
+            this.trace.reflected(view.reflectedSeq, view.tick);
+            this.lastView = view;
+            this.opts.onView(view);
+            if ((view.gameOver || view.courseEnd) && !this.over) {
+              this.over = true;
+              this.opts.onGameOver?.(view);
+              setTimeout(() => this.gameDone(), SUMMARY_TIMEOUT_MS);
+            }
+          } else if (msg.kind.case === "summary") {
+            this.engineSummary = msg.kind.value;
+            this.opts.log.add({ type: "summary", direction: "recv", time, bytes, note: summaryNote(msg.kind.value) });
+            this.gameDone();
+          }
+        }
+      }
+    } catch (err) {
+      if (!this.ending) {
+        const message = (err as Error).message;
+        // A stream error caused by the session closing is reported by watchEnd with its code.
+        if ((err as Error).name === "StreamProtocolError" || (err as Error).name === "FrameDecodeError") {
+          this.error ??= `bad message from the engine: ${message}`;
+          this.opts.log.error(this.error);
+          game.close(CloseCode.Malformed, message.slice(0, 200));
+        }
+      }
+    } finally {
+      reader.releaseLock();
+      this.gameDone();
+    }
+  }
+
+  private async readMusic(music: OpenStream): Promise<void> {
+    const decoder = new DelimitedDecoder(SoundClipSchema, 4 * 1024 * 1024);
+    const reader = music.stream.readable.getReader();
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        const time = this.now();
+        for (const clip of decoder.push(value)) {
+          const bytes = encodeDelimited(SoundClipSchema, clip).length;
+          const sound = soundName(clip.sound);
+          this.opts.log.audio(clip.inputSeq, clip.tick, sound, bytes, time);
+          if (clip.sound === Sound.DIE) this.dieClipSeen();
+          this.opts.sound.play(clip.audio).catch((err: unknown) => {
+            this.opts.log.error(`cannot play ${sound}: ${(err as Error).message}`, {
+              seq: clip.inputSeq,
+              tick: clip.tick,
+              sound,
+            });
+          });
+        }
+      }
+    } catch (err) {
+      if (!this.ending && ((err as Error).name === "StreamProtocolError")) {
+        this.opts.log.error(`bad message on the music stream: ${(err as Error).message}`);
+        this.opts.onNotice(`music stream: ${(err as Error).message}`);
+        music.close(CloseCode.Malformed, (err as Error).message.slice(0, 200));
+      }
+    } finally {
+      reader.releaseLock();
+    }
+  }
+
+  /** Logs how a session ended; an abnormal end of the game session ends the game. */
+  private async watchEnd(session: OpenStream, kind: "game" | "music"): Promise<void> {
+    const end = await session.ended;
+    const byUs = this.closing;
+    const text = end.failed ? `${kind} stream failed: ${end.reason}` : `${kind} stream closed: ${end.code} ${end.reason}`.trim();
+    this.opts.log.add({ type: "close", direction: byUs ? "local" : "recv", time: this.now(), note: text });
+    if (byUs) return;
+    const abnormal = end.failed || end.code !== 0;
+    if (kind === "game") {
+      // Input racing the game-over frame may be answered with 4410: the game itself ended fine.
+      if (abnormal && !(this.over && end.code === CloseCode.GameOver)) this.error ??= text;
+      this.gameDone();
+    } else if (abnormal && !this.over) {
+      this.opts.onNotice(text);
+    }
+  }
+
+  private async finish(): Promise<void> {
+    if (this.ending) return;
+    this.ending = true;
+    if (this.over) {
+      // The DIE clip often arrives after the game-over frame: give it a moment.
+      await Promise.race([this.dieClip, sleep(MUSIC_GRACE_MS)]);
+    } else if (this.game) {
+      // Ended early: let the session's close code and reason arrive (watchEnd records them).
+      await Promise.race([this.game.ended, sleep(300)]);
+      await sleep(0);
+    }
+    this.closing = true;
+    this.game?.close(0, "game finished");
+    this.music?.close(0, "game finished");
+    const view = this.lastView;
+    this.resolveFinished({
+      gameId: this.gameId,
+      seed: this.seed,
+      score: this.engineSummary?.score ?? view?.score ?? 0,
+      ticks: this.engineSummary?.ticks ?? view?.tick ?? 0,
+      completed: this.over,
+      courseEnd: view?.courseEnd ?? false,
+      engineSummary: this.engineSummary,
+      error: this.error ?? (this.over ? undefined : "the game stream ended before the game was over"),
+      trace: this.trace.toJson(),
+    });
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function summaryNote(s: GameSummary): string {
+  return s.recorded ? "recorded" : `not recorded: ${s.recordError}`;
+}

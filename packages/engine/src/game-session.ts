@@ -1,0 +1,349 @@
+import { create } from "@bufbuild/protobuf";
+import { type CallOptions, type Client, Code, ConnectError } from "@connectrpc/connect";
+import { type CallContext, type Principal, runInCall } from "@flaplab/component";
+import {
+  type ClientInput,
+  ClientInputSchema,
+  type GameStreamMessage,
+  GameStreamMessageSchema,
+  GameSummarySchema,
+} from "@flaplab/contracts/engine/v1/stream_pb";
+import { type MusicService, Sound } from "@flaplab/contracts/music/v1/music_pb";
+import type { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
+import {
+  CloseCode,
+  DelimitedDecoder,
+  FrameEncoder,
+  type SessionHandler,
+  StreamProtocolError,
+  type StreamSession,
+  encodeDelimited,
+} from "@flaplab/game-stream";
+import { PIPE_WIDTH } from "@flaplab/physics";
+import type { Game, GameTable } from "./games.js";
+import type { ScheduledTask, TickInfo, TickScheduler } from "./scheduler.js";
+
+/** The logging the game streams need; a pino logger fits. */
+export interface EngineLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface GameSessionDeps {
+  /** The table StartGame fills. */
+  readonly games: GameTable;
+  /** Ticks every game of this process. */
+  readonly scheduler: TickScheduler;
+  readonly music: Client<typeof MusicService>;
+  readonly score: Client<typeof ScoreService>;
+  readonly logger?: EngineLogger;
+  /** A session with more unsent bytes than this at a tick is closed 4429 (default 16 KiB). */
+  readonly maxBufferedBytes?: number;
+  /** Largest ClientInput accepted, bytes (default 256); larger is closed 4413. */
+  readonly maxInputBytes?: number;
+  /** Pauses before each retry of RecordRun when it is Unavailable (default 100, 400, 1600 ms). */
+  readonly recordRetryDelaysMs?: readonly number[];
+  /** Deadline of one RecordRun attempt, ms (default 5000). */
+  readonly recordTimeoutMs?: number;
+  /** How to wait between retries (default setTimeout). */
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+export const DEFAULT_MAX_BUFFERED_BYTES = 16 * 1024;
+export const DEFAULT_MAX_INPUT_BYTES = 256;
+export const DEFAULT_RECORD_RETRY_DELAYS_MS: readonly number[] = [100, 400, 1600];
+export const DEFAULT_RECORD_TIMEOUT_MS = 5000;
+
+const silent: EngineLogger = { info() {}, warn() {}, error() {} };
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The engine's game stream handler. A session for game G by user U: unknown G → 4404, G owned
+ * by someone else → 4403, G already has a stream → 4409, G over → 4410. Then the first
+ * ClientInput starts the game (tick 1 one period later) and each later one flaps at the next
+ * tick; every tick sends a frame. At game over: the game-over frame, RecordRun, the GameSummary,
+ * then close 0 "game over". A session that ends before that abandons the game: it is removed
+ * from the loop and the table, and not recorded.
+ */
+export function createGameSessionHandler(deps: GameSessionDeps): SessionHandler {
+  const live = new Map<string, StreamSession>();
+  const config: StreamConfig = {
+    games: deps.games,
+    scheduler: deps.scheduler,
+    music: deps.music,
+    score: deps.score,
+    logger: deps.logger ?? silent,
+    maxBufferedBytes: deps.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
+    maxInputBytes: deps.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES,
+    retryDelaysMs: deps.recordRetryDelaysMs ?? DEFAULT_RECORD_RETRY_DELAYS_MS,
+    recordTimeoutMs: deps.recordTimeoutMs ?? DEFAULT_RECORD_TIMEOUT_MS,
+    sleep: deps.sleep ?? realSleep,
+  };
+
+  return (session) => {
+    const id = session.gameId;
+    const game = config.games.get(id);
+    if (!game) return session.close(CloseCode.NotFound, `unknown game ${id}`);
+    if (game.owner.username !== session.principal.username) {
+      return session.close(CloseCode.PermissionDenied, `game ${id} belongs to another player`);
+    }
+    if (live.has(id)) return session.close(CloseCode.AlreadyConnected, "game already has a stream");
+    if (game.state.phase === "over") return session.close(CloseCode.GameOver, `game ${id} is over`);
+    live.set(id, session);
+    void session.closed.then(() => {
+      if (live.get(id) === session) live.delete(id);
+    });
+    new GameStream(config, session, game).start();
+  };
+}
+
+interface StreamConfig {
+  readonly games: GameTable;
+  readonly scheduler: TickScheduler;
+  readonly music: Client<typeof MusicService>;
+  readonly score: Client<typeof ScoreService>;
+  readonly logger: EngineLogger;
+  readonly maxBufferedBytes: number;
+  readonly maxInputBytes: number;
+  readonly retryDelaysMs: readonly number[];
+  readonly recordTimeoutMs: number;
+  readonly sleep: (ms: number) => Promise<void>;
+}
+
+/** One game played over one stream session. */
+class GameStream {
+  private readonly encoder: FrameEncoder;
+  private readonly principal: Principal;
+  private task: ScheduledTask | undefined;
+  private lastSeq: number;
+  /** The game-over tick has run. */
+  private over = false;
+  /** The session is closed (by either side). */
+  private closed = false;
+  private framesSent = 0;
+  private frameBytes = 0;
+  private framesUnder1kb = 0;
+  private ticksSkipped = 0;
+  /** Lateness of each tick, µs. */
+  private readonly lateness: number[] = [];
+
+  constructor(
+    private readonly config: StreamConfig,
+    private readonly session: StreamSession,
+    private readonly game: Game,
+  ) {
+    const state = game.state;
+    this.encoder = new FrameEncoder({
+      pipeSpacing: state.course.pipeSpacing,
+      pipes: state.course.pipes,
+      pipeWidth: PIPE_WIDTH,
+      pipesInView: state.pipesInView,
+    });
+    this.principal = {
+      username: game.owner.username,
+      token: game.owner.token,
+      expiresAt: game.owner.expiresAt ?? session.principal.expiresAt,
+    };
+    this.lastSeq = game.lastInputSeq;
+  }
+
+  start(): void {
+    void this.session.closed.then((end) => this.onClosed(end.code, end.reason, end.by));
+    // Started before the stream came (by HandleInput): tick from now.
+    if (this.game.state.phase === "playing") this.startTicking();
+    void this.read();
+  }
+
+  private get gameId(): string {
+    return this.game.id;
+  }
+
+  private call(verb: "Tick" | "HandleInput"): CallContext {
+    return { component: "engine", verb, principal: this.principal, gameId: this.gameId };
+  }
+
+  private close(code: number, reason: string): void {
+    this.closed = true;
+    this.session.close(code, reason);
+  }
+
+  private async read(): Promise<void> {
+    const decoder = new DelimitedDecoder(ClientInputSchema, this.config.maxInputBytes);
+    try {
+      for await (const chunk of this.session.incoming) {
+        if (this.closed) return;
+        let inputs: ClientInput[];
+        try {
+          inputs = decoder.push(chunk);
+        } catch (err) {
+          if (!(err instanceof StreamProtocolError)) throw err;
+          this.close(err.kind === "too-large" ? CloseCode.TooLarge : CloseCode.Malformed, err.message);
+          return;
+        }
+        for (const input of inputs) {
+          this.onInput(input);
+          if (this.closed) return;
+        }
+      }
+    } catch (err) {
+      if (this.closed) return;
+      this.config.logger.error({ gameId: this.gameId, err }, "game stream read failed");
+      this.close(CloseCode.Internal, `reading the game stream failed: ${messageOf(err)}`);
+    }
+  }
+
+  private onInput(input: ClientInput): void {
+    if (this.over || this.game.state.phase === "over") {
+      this.close(CloseCode.GameOver, "input after game over");
+      return;
+    }
+    if (input.seq <= this.lastSeq) {
+      this.close(CloseCode.Malformed, `input seq ${input.seq} is not after ${this.lastSeq}: seq must strictly increase`);
+      return;
+    }
+    this.lastSeq = input.seq;
+    if (this.config.games.get(this.gameId) !== this.game) {
+      this.close(CloseCode.Internal, `game ${this.gameId} is no longer in the engine`);
+      return;
+    }
+    const result = this.config.games.input(this.gameId, this.game.owner.username, {
+      seq: input.seq,
+      clientTimeMs: input.clientTimeMs,
+    });
+    if (result.effect === "started") this.startTicking();
+    else if (result.effect === "flap") this.playMusic("HandleInput", Sound.FLAP, input.seq, result.tick);
+  }
+
+  private startTicking(): void {
+    if (this.task) return;
+    this.task = this.config.scheduler.schedule((info) => this.onTick(info));
+  }
+
+  /** One scheduled tick; false stops the schedule. */
+  private onTick(info: TickInfo): boolean {
+    if (this.closed) return false;
+    try {
+      if (this.session.bufferedBytes > this.config.maxBufferedBytes) {
+        this.close(CloseCode.TooSlow, "client too slow");
+        return false;
+      }
+      const events = this.config.games.tick(this.gameId);
+      if (!events || this.config.games.get(this.gameId) !== this.game) {
+        this.close(CloseCode.Internal, `game ${this.gameId} is no longer in the engine`);
+        return false;
+      }
+      if (!events.ticked) return false;
+      this.lateness.push(Math.max(0, Math.round(info.latenessMs * 1000)));
+      this.ticksSkipped += info.skipped;
+      const state = this.game.state;
+      const frame = this.encoder.encode(state, this.game.reflectedSeq);
+      this.sendMessage({ case: "frame", value: frame }, true);
+      if (events.scored) this.playMusic("Tick", Sound.POINT, 0, state.tick);
+      if (state.phase === "over") {
+        this.over = true;
+        this.playMusic("Tick", Sound.DIE, 0, state.tick);
+        void this.finish();
+        return false;
+      }
+      return true;
+    } catch (err) {
+      this.config.logger.error({ gameId: this.gameId, err }, "game tick failed");
+      this.close(CloseCode.Internal, `engine tick failed: ${messageOf(err)}`);
+      return false;
+    }
+  }
+
+  private sendMessage(kind: GameStreamMessage["kind"], isFrame: boolean): void {
+    const bytes = encodeDelimited(GameStreamMessageSchema, create(GameStreamMessageSchema, { kind }));
+    if (!this.session.send(bytes) || !isFrame) return;
+    this.framesSent++;
+    this.frameBytes += bytes.length;
+    if (bytes.length < 1024) this.framesUnder1kb++;
+  }
+
+  /** Fire-and-forget: a failure is logged, never waited for. */
+  private playMusic(verb: "Tick" | "HandleInput", sound: Sound, inputSeq: number, tick: number): void {
+    const request = { gameId: this.gameId, sound, inputSeq, tick };
+    let pending: Promise<unknown>;
+    try {
+      pending = runInCall(this.call(verb), () => this.config.music.playMusic(request));
+    } catch (err) {
+      pending = Promise.reject(err);
+    }
+    pending.catch((err: unknown) => {
+      this.config.logger.warn({ gameId: this.gameId, sound: Sound[sound], tick, err: messageOf(err) }, "PlayMusic failed");
+    });
+  }
+
+  /** After the game-over frame: record the run, send the summary, close. */
+  private async finish(): Promise<void> {
+    const state = this.game.state;
+    const { recorded, error } = await this.recordRun();
+    const sorted = Float64Array.from(this.lateness).sort();
+    this.sendMessage(
+      {
+        case: "summary",
+        value: create(GameSummarySchema, {
+          score: state.score,
+          ticks: state.tick,
+          recorded,
+          recordError: error,
+          framesSent: this.framesSent,
+          frameBytes: BigInt(this.frameBytes),
+          framesUnder1kb: this.framesUnder1kb,
+          tickLatenessP50Us: sorted.length ? (sorted[(sorted.length - 1) >> 1] as number) : 0,
+          tickLatenessMaxUs: sorted.length ? (sorted[sorted.length - 1] as number) : 0,
+          ticksSkipped: this.ticksSkipped,
+        }),
+      },
+      false,
+    );
+    this.config.logger.info(
+      { gameId: this.gameId, score: state.score, ticks: state.tick, recorded, framesSent: this.framesSent },
+      "game over",
+    );
+    this.close(CloseCode.Normal, "game over");
+  }
+
+  private async recordRun(): Promise<{ recorded: boolean; error: string }> {
+    const state = this.game.state;
+    const request = { gameId: this.gameId, score: state.score, ticks: state.tick, seed: this.game.seed };
+    const options: CallOptions = { timeoutMs: this.config.recordTimeoutMs };
+    const delays = this.config.retryDelaysMs;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await runInCall(this.call("Tick"), () => this.config.score.recordRun(request, options));
+        return { recorded: true, error: "" };
+      } catch (err) {
+        const e = ConnectError.from(err);
+        // An earlier attempt that looked lost did store the run.
+        if (e.code === Code.AlreadyExists && attempt > 0) return { recorded: true, error: "" };
+        const delay = delays[attempt];
+        if (e.code === Code.Unavailable && delay !== undefined) {
+          this.config.logger.warn({ gameId: this.gameId, attempt: attempt + 1, err: e.message }, "RecordRun unavailable, retrying");
+          await this.config.sleep(delay);
+          continue;
+        }
+        this.config.logger.error({ gameId: this.gameId, attempts: attempt + 1, err: e.message }, "RecordRun failed");
+        return { recorded: false, error: e.message };
+      }
+    }
+  }
+
+  private onClosed(code: number, reason: string, by: string): void {
+    this.closed = true;
+    this.task?.cancel();
+    if (this.over) return;
+    // Before game over: the game is abandoned, not recorded.
+    if (this.config.games.get(this.gameId) === this.game) this.config.games.delete(this.gameId);
+    this.config.logger.info(
+      { gameId: this.gameId, tick: this.game.state.tick, code, reason, by },
+      "game abandoned: its stream ended before game over",
+    );
+  }
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,269 @@
+import { TICK_MS } from "@flaplab/physics";
+
+/** The time source and the one timer a TickScheduler uses. */
+export interface TickClock {
+  /** Monotonic ms (performance.now()). */
+  now(): number;
+  setTimer(fn: () => void, delayMs: number): unknown;
+  clearTimer(handle: unknown): void;
+}
+
+/** performance.now() and setTimeout. */
+export const realTickClock: TickClock = {
+  now: () => performance.now(),
+  setTimer: (fn, delayMs) => setTimeout(fn, delayMs),
+  clearTimer: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+};
+
+/** One run of a task. */
+export interface TickInfo {
+  /** Which deadline this is: 1 for `startMs + periodMs`, k for `startMs + k * periodMs`. */
+  readonly k: number;
+  readonly scheduledMs: number;
+  readonly nowMs: number;
+  /** nowMs − scheduledMs, ≥ 0. */
+  readonly latenessMs: number;
+  /** Deadlines skipped just before this one because the process fell behind. */
+  readonly skipped: number;
+}
+
+/** Called at each deadline. Returning false stops the task. */
+export type TickFn = (info: TickInfo) => boolean | void;
+
+/** A task's handle. */
+export interface ScheduledTask {
+  readonly startMs: number;
+  /** Runs so far. */
+  readonly runs: number;
+  /** Deadlines skipped so far. */
+  readonly skipped: number;
+  /** False once cancelled, stopped by its function, or failed. */
+  readonly active: boolean;
+  /** Stops the task; idempotent. */
+  cancel(): void;
+}
+
+export interface TickSchedulerOptions {
+  readonly clock?: TickClock;
+  /** Period, ms (default 33, FlappyGo's tick). */
+  readonly periodMs?: number;
+  /** A task function threw: the task is stopped. Default: console.error. */
+  readonly onError?: (err: unknown, task: ScheduledTask) => void;
+}
+
+class Task implements ScheduledTask {
+  runs = 0;
+  skipped = 0;
+  active = true;
+  /** Next deadline index and time. */
+  k = 1;
+  deadline: number;
+  /** Position in the heap, -1 when not in it. */
+  slot = -1;
+  /** Deadlines skipped just before the next one. */
+  skipNext = 0;
+
+  constructor(
+    readonly scheduler: TickScheduler,
+    readonly fn: TickFn,
+    readonly startMs: number,
+    readonly order: number,
+    periodMs: number,
+  ) {
+    this.deadline = startMs + periodMs;
+  }
+
+  cancel(): void {
+    this.scheduler.cancel(this);
+  }
+}
+
+/**
+ * Drift-free periodic ticks for many tasks (games) on one timer. Task deadlines are
+ * `startMs + k * periodMs` on the clock, never re-armed intervals, so errors do not add up; a
+ * min-heap keeps the earliest deadline and a single timer is armed for it. A task more than one
+ * whole period behind skips the deadlines it missed (counted), as Go's time.Ticker drops ticks.
+ */
+export class TickScheduler {
+  readonly clock: TickClock;
+  readonly periodMs: number;
+  private readonly onError: (err: unknown, task: ScheduledTask) => void;
+  private readonly heap: Task[] = [];
+  private timer: unknown = undefined;
+  private timerDeadline = Number.POSITIVE_INFINITY;
+  private nextOrder = 0;
+  private running = false;
+
+  constructor(options: TickSchedulerOptions = {}) {
+    this.clock = options.clock ?? realTickClock;
+    this.periodMs = options.periodMs ?? TICK_MS;
+    if (!(this.periodMs > 0) || !Number.isFinite(this.periodMs)) {
+      throw new RangeError(`periodMs must be a positive number, got ${this.periodMs}`);
+    }
+    this.onError =
+      options.onError ??
+      ((err) => {
+        console.error("tick task failed:", err);
+      });
+  }
+
+  /** Tasks scheduled and not stopped. */
+  get size(): number {
+    return this.heap.length;
+  }
+
+  now(): number {
+    return this.clock.now();
+  }
+
+  /** Runs `fn` at `startMs + k * periodMs` for k = 1, 2, … until it returns false or is cancelled. */
+  schedule(fn: TickFn, startMs: number = this.clock.now()): ScheduledTask {
+    const task = new Task(this, fn, startMs, this.nextOrder++, this.periodMs);
+    this.push(task);
+    if (!this.running) this.arm();
+    return task;
+  }
+
+  /** Stops `task`. */
+  cancel(task: ScheduledTask): void {
+    if (!(task instanceof Task) || task.scheduler !== this || !task.active) return;
+    task.active = false;
+    if (task.slot >= 0) this.removeAt(task.slot);
+    if (!this.running) this.arm();
+  }
+
+  /** Stops every task. */
+  stop(): void {
+    for (const task of this.heap) {
+      task.active = false;
+      task.slot = -1;
+    }
+    this.heap.length = 0;
+    this.arm();
+  }
+
+  private fire = (): void => {
+    this.timer = undefined;
+    this.timerDeadline = Number.POSITIVE_INFINITY;
+    this.running = true;
+    try {
+      for (;;) {
+        const task = this.heap[0];
+        if (!task) break;
+        const now = this.clock.now();
+        if (task.deadline > now) break;
+        this.removeAt(0);
+        this.run(task, now);
+      }
+    } finally {
+      this.running = false;
+      this.arm();
+    }
+  };
+
+  private run(task: Task, now: number): void {
+    const info: TickInfo = {
+      k: task.k,
+      scheduledMs: task.deadline,
+      nowMs: now,
+      latenessMs: now - task.deadline,
+      skipped: task.skipNext,
+    };
+    task.skipNext = 0;
+    task.runs++;
+    let keep: boolean | void;
+    try {
+      keep = task.fn(info);
+    } catch (err) {
+      task.active = false;
+      this.onError(err, task);
+      return;
+    }
+    if (keep === false) task.active = false;
+    if (!task.active) return;
+    // The next deadline; when even that one is a whole period gone, jump to the latest one due.
+    let k = task.k + 1;
+    const after = this.clock.now();
+    const due = Math.floor((after - task.startMs) / this.periodMs);
+    if (due > k) {
+      task.skipped += due - k;
+      task.skipNext = due - k;
+      k = due;
+    }
+    task.k = k;
+    task.deadline = task.startMs + k * this.periodMs;
+    this.push(task);
+  }
+
+  private arm(): void {
+    const first = this.heap[0];
+    const deadline = first ? first.deadline : Number.POSITIVE_INFINITY;
+    if (deadline === this.timerDeadline) return;
+    if (this.timer !== undefined) this.clock.clearTimer(this.timer);
+    this.timer = undefined;
+    this.timerDeadline = deadline;
+    if (!first) return;
+    // Timers may round down; never fire before the deadline (an early wake-up re-arms anyway).
+    const delay = Math.max(0, Math.ceil(deadline - this.clock.now()));
+    this.timer = this.clock.setTimer(this.fire, delay);
+  }
+
+  // Min-heap on (deadline, order).
+
+  private less(a: Task, b: Task): boolean {
+    return a.deadline < b.deadline || (a.deadline === b.deadline && a.order < b.order);
+  }
+
+  private push(task: Task): void {
+    task.slot = this.heap.length;
+    this.heap.push(task);
+    this.up(task.slot);
+  }
+
+  private removeAt(i: number): void {
+    const heap = this.heap;
+    const task = heap[i] as Task;
+    const last = heap.pop() as Task;
+    task.slot = -1;
+    if (last === task) return;
+    heap[i] = last;
+    last.slot = i;
+    this.down(i);
+    this.up(last.slot);
+  }
+
+  private up(i: number): void {
+    const heap = this.heap;
+    const task = heap[i] as Task;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      const p = heap[parent] as Task;
+      if (!this.less(task, p)) break;
+      heap[i] = p;
+      p.slot = i;
+      i = parent;
+    }
+    heap[i] = task;
+    task.slot = i;
+  }
+
+  private down(i: number): void {
+    const heap = this.heap;
+    const n = heap.length;
+    const task = heap[i] as Task;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= n) break;
+      const r = l + 1;
+      let c = l;
+      if (r < n && this.less(heap[r] as Task, heap[l] as Task)) c = r;
+      const child = heap[c] as Task;
+      if (!this.less(child, task)) break;
+      heap[i] = child;
+      child.slot = i;
+      i = c;
+    }
+    heap[i] = task;
+    task.slot = i;
+  }
+}

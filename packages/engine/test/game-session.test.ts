@@ -1,0 +1,495 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { Frame, GameSummary } from "@flaplab/contracts/engine/v1/stream_pb";
+import { Sound } from "@flaplab/contracts/music/v1/music_pb";
+import type { World } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
+import { CloseCode, type ClientView, FrameDecoder } from "@flaplab/game-stream";
+import { applyInputInPlace, createGame, stepInPlace, viewOf } from "@flaplab/physics";
+import { describe, expect, it } from "vitest";
+import {
+  GameTable,
+  type GameSessionDeps,
+  ManualTickClock,
+  TickScheduler,
+  courseOf,
+  createGameSessionHandler,
+} from "../src/index.js";
+import { FakeSession, fakeMusic, fakeScore, flush, memoryLogger, principal } from "./fakes.js";
+import { EASY_FLAP_TICKS, EASY_SEED, deadlyWorld, easyWorld, hasEasyWorld, openWorld } from "./fixtures.js";
+
+const alice = principal("alice");
+const bob = principal("bob");
+
+interface Setup {
+  games: GameTable;
+  clock: ManualTickClock;
+  scheduler: TickScheduler;
+  music: ReturnType<typeof fakeMusic>;
+  score: ReturnType<typeof fakeScore>;
+  logger: ReturnType<typeof memoryLogger>;
+  handler: ReturnType<typeof createGameSessionHandler>;
+  /** Creates game `id` owned by alice (as StartGame does). */
+  addGame(id: string, world?: World): void;
+  /** Opens a session for `id` as `who`. */
+  connect(id: string, who?: typeof alice): FakeSession;
+}
+
+function setup(
+  overrides: Omit<Partial<GameSessionDeps>, "music" | "score"> & { music?: ReturnType<typeof fakeMusic>; score?: ReturnType<typeof fakeScore> } = {},
+): Setup {
+  const games = new GameTable();
+  const clock = new ManualTickClock(10_000);
+  const scheduler = new TickScheduler({ clock });
+  const music = overrides.music ?? fakeMusic();
+  const score = overrides.score ?? fakeScore();
+  const logger = memoryLogger();
+  const handler = createGameSessionHandler({
+    games,
+    scheduler,
+    logger,
+    recordRetryDelaysMs: [0, 0, 0],
+    ...overrides,
+    music: music.client,
+    score: score.client,
+  });
+  return {
+    games,
+    clock,
+    scheduler,
+    music,
+    score,
+    logger,
+    handler,
+    addGame(id, world = openWorld()) {
+      games.create({
+        id,
+        owner: { username: alice.username, token: alice.token, expiresAt: alice.expiresAt },
+        course: courseOf(world),
+        seed: world.seed,
+      });
+    },
+    connect(id, who = alice) {
+      const session = new FakeSession(id, who);
+      handler(session);
+      return session;
+    },
+  };
+}
+
+function frames(session: FakeSession): Frame[] {
+  return session.messages().flatMap((m) => (m.kind.case === "frame" ? [m.kind.value] : []));
+}
+
+function summaryOf(session: FakeSession): GameSummary | undefined {
+  const last = session.messages().at(-1);
+  return last?.kind.case === "summary" ? last.kind.value : undefined;
+}
+
+/** Sends the start input and lets the handler read it. */
+async function start(session: FakeSession): Promise<void> {
+  session.input(1);
+  await flush();
+}
+
+/** The tick period with the handler's async work (reads, RecordRun) given time to run. */
+async function tick(s: Setup, n = 1): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    s.clock.advance(33);
+    await flush();
+  }
+}
+
+describe("game stream: refusals", () => {
+  it("closes 4404 for an unknown game", () => {
+    const s = setup();
+    const session = s.connect("nope");
+    expect(session.end).toEqual({ code: CloseCode.NotFound, reason: "unknown game nope", by: "server" });
+  });
+
+  it("closes 4403 for another player's game", () => {
+    const s = setup();
+    s.addGame("g1");
+    const session = s.connect("g1", bob);
+    expect(session.end).toMatchObject({ code: CloseCode.PermissionDenied, reason: "game g1 belongs to another player" });
+    expect(s.games.has("g1")).toBe(true);
+  });
+
+  it("closes the second stream of a game 4409 and leaves the first one playing", async () => {
+    const s = setup();
+    s.addGame("g1");
+    const first = s.connect("g1");
+    await start(first);
+    const second = s.connect("g1");
+    expect(second.end).toMatchObject({ code: CloseCode.AlreadyConnected, reason: "game already has a stream" });
+    await tick(s, 3);
+    expect(first.isClosed).toBe(false);
+    expect(frames(first).map((f) => f.tick)).toEqual([1, 2, 3]);
+    expect(second.sent).toHaveLength(0);
+  });
+
+  it("closes 4400 with the decode error on garbage bytes, and drops the game", async () => {
+    const s = setup();
+    s.addGame("g1");
+    const session = s.connect("g1");
+    session.push(new Uint8Array([3, 0xff, 0xff, 0xff]));
+    await flush();
+    expect(session.end?.code).toBe(CloseCode.Malformed);
+    expect(session.end?.reason).toMatch(/^cannot decode flaplab\.engine\.v1\.ClientInput: /);
+    await flush();
+    expect(s.games.has("g1")).toBe(false);
+    expect(s.score.calls).toHaveLength(0);
+  });
+
+  it("closes 4413 on a message over the size limit", async () => {
+    const s = setup({ maxInputBytes: 64 });
+    s.addGame("g1");
+    const session = s.connect("g1");
+    session.push(new Uint8Array([0xe8, 0x07])); // announces 1000 bytes
+    await flush();
+    expect(session.end).toMatchObject({ code: CloseCode.TooLarge, reason: "message of 1000 bytes is over the limit of 64" });
+  });
+
+  it("closes 4400 when seq does not strictly increase", async () => {
+    for (const seqs of [
+      [1, 3, 2],
+      [1, 2, 2],
+      [0],
+    ]) {
+      const s = setup();
+      s.addGame("g1");
+      const session = s.connect("g1");
+      for (const seq of seqs) session.input(seq);
+      await flush();
+      const bad = seqs.at(-1);
+      const before = seqs.length > 1 ? seqs.at(-2) : 0;
+      expect(session.end).toMatchObject({
+        code: CloseCode.Malformed,
+        reason: `input seq ${bad} is not after ${before}: seq must strictly increase`,
+      });
+    }
+  });
+
+  it("closes 4410 on input after game over, and refuses a new stream for a finished game", async () => {
+    let releaseRecord: () => void = () => {};
+    const score = fakeScore(() => new Promise<void>((resolve) => (releaseRecord = resolve)));
+    const s = setup({ score });
+    s.addGame("g1", deadlyWorld());
+    const session = s.connect("g1");
+    await start(session);
+    while (!frames(session).at(-1)?.gameOver) await tick(s);
+    expect(session.isClosed).toBe(false); // waiting for RecordRun
+    session.input(2);
+    await flush();
+    expect(session.end).toMatchObject({ code: CloseCode.GameOver, reason: "input after game over" });
+    releaseRecord();
+    await flush();
+    // The run still counts: it finished before the bad input.
+    expect(s.score.calls).toHaveLength(1);
+    expect(summaryOf(session)).toBeUndefined();
+    const again = s.connect("g1");
+    expect(again.end).toMatchObject({ code: CloseCode.GameOver, reason: "game g1 is over" });
+  });
+});
+
+describe("game stream: play", () => {
+  it.skipIf(!hasEasyWorld)("plays the easy trace to score 7 at tick 402, frame by frame as the physics", async () => {
+    const s = setup();
+    const world = easyWorld();
+    s.addGame("easy", world);
+    const session = s.connect("easy");
+    const flaps = new Set(EASY_FLAP_TICKS);
+
+    // The same game, straight through the physics, as the reference.
+    const reference = createGame(courseOf(world));
+    applyInputInPlace(reference);
+    const expected: ClientView[] = [];
+    const pointTicks: number[] = [];
+    let seq = 1;
+    while (reference.phase === "playing") {
+      if (flaps.has(reference.tick + 1)) seq++;
+      const events = stepInPlace(reference, flaps.has(reference.tick + 1));
+      if (events.scored) pointTicks.push(reference.tick);
+      const v = viewOf(reference);
+      expected.push({
+        tick: v.tick,
+        birdY: v.birdY,
+        score: v.score,
+        reflectedSeq: seq,
+        pipes: v.pipes,
+        pipeWidth: v.pipeWidth,
+        gameOver: v.gameOver,
+        courseEnd: v.courseEnd,
+      });
+    }
+
+    const startedAt = s.clock.now();
+    await start(session);
+    seq = 1;
+    for (let k = 1; !session.isClosed && k < 1000; k++) {
+      if (flaps.has(k)) {
+        session.input(++seq, k * 1000);
+        await flush();
+      }
+      await tick(s);
+      expect(frames(session).at(-1)?.tick).toBe(k);
+      expect(s.clock.now()).toBe(startedAt + 33 * k);
+    }
+    await flush();
+
+    const got = frames(session);
+    expect(got).toHaveLength(402);
+    const decoder = new FrameDecoder();
+    expect(got.map((frame) => decoder.apply(frame))).toEqual(expected);
+    expect(got[0]?.full).toBe(true);
+    expect(got.at(-1)).toMatchObject({ tick: 402, gameOver: true, courseEnd: false });
+
+    // Summary, then the normal close.
+    const frameBytes = session.sent.slice(0, 402).reduce((n, b) => n + b.length, 0);
+    expect(summaryOf(session)).toMatchObject({
+      score: 7,
+      ticks: 402,
+      recorded: true,
+      recordError: "",
+      framesSent: 402,
+      frameBytes: BigInt(frameBytes),
+      framesUnder1kb: 402,
+      tickLatenessP50Us: 0,
+      tickLatenessMaxUs: 0,
+      ticksSkipped: 0,
+    });
+    expect(session.sent).toHaveLength(403);
+    expect(session.end).toEqual({ code: CloseCode.Normal, reason: "game over", by: "server" });
+    console.log(`engine stream, easy trace: ${(frameBytes / 402).toFixed(2)} B/frame over 402 frames`);
+
+    // RecordRun once, as the owner, from the tick.
+    expect(s.score.calls).toHaveLength(1);
+    const record = s.score.calls[0]!;
+    expect(record.request).toMatchObject({ gameId: "easy", score: 7, ticks: 402, seed: EASY_SEED });
+    expect(record.call).toEqual({ component: "engine", verb: "Tick", principal: alice, gameId: "easy" });
+    expect(record.options?.timeoutMs).toBe(5000);
+
+    // Music: a FLAP per flap input (its seq and the tick it lands before), a POINT per point, one DIE.
+    const music = s.music.calls.map((c) => ({ ...c.request, verb: c.call?.verb, token: c.call?.principal?.token }));
+    expect(music.filter((m) => m.sound === Sound.FLAP)).toEqual(
+      EASY_FLAP_TICKS.map((t, i) =>
+        expect.objectContaining({ gameId: "easy", inputSeq: i + 2, tick: t, verb: "HandleInput", token: alice.token }),
+      ),
+    );
+    expect(pointTicks).toHaveLength(7);
+    expect(music.filter((m) => m.sound === Sound.POINT)).toEqual(
+      pointTicks.map((t) => expect.objectContaining({ inputSeq: 0, tick: t, verb: "Tick", token: alice.token })),
+    );
+    expect(music.filter((m) => m.sound === Sound.DIE)).toEqual([
+      expect.objectContaining({ inputSeq: 0, tick: 402, verb: "Tick", token: alice.token }),
+    ]);
+    expect(music).toHaveLength(14 + 7 + 1);
+
+    // The finished game stays in the table and is off the loop.
+    expect(s.games.get("easy")?.state.phase).toBe("over");
+    expect(s.scheduler.size).toBe(0);
+  });
+
+  it("starts on the first input: no frame before it, tick 1 one period after it", async () => {
+    const s = setup();
+    s.addGame("g1");
+    const session = s.connect("g1");
+    await tick(s, 5);
+    expect(session.sent).toHaveLength(0);
+    s.clock.advance(10); // the start input arrives off the tick grid
+    await start(session);
+    s.clock.advance(32);
+    await flush();
+    expect(session.sent).toHaveLength(0);
+    s.clock.advance(1);
+    await flush();
+    const [first] = frames(session);
+    expect(first).toMatchObject({ tick: 1, full: true, reflectedSeq: 1, birdY: 200.25 });
+  });
+
+  it("ticks a game started by the HandleInput RPC once its stream attaches, continuing its seqs", async () => {
+    const s = setup();
+    s.addGame("g1");
+    s.games.input("g1", "alice", { seq: 4, clientTimeMs: 0 });
+    const session = s.connect("g1");
+    await tick(s, 2);
+    expect(frames(session).map((f) => [f.tick, f.reflectedSeq])).toEqual([
+      [1, 4],
+      [2, undefined],
+    ]);
+    session.input(4);
+    await flush();
+    expect(session.end?.reason).toBe("input seq 4 is not after 4: seq must strictly increase");
+  });
+
+  it("applies a flap at the next tick and echoes its seq from that frame on", async () => {
+    const s = setup();
+    s.addGame("g1");
+    const session = s.connect("g1");
+    await start(session);
+    await tick(s, 2);
+    session.input(7);
+    session.input(9); // two presses in one period: one flap, the later seq reflected
+    await flush();
+    await tick(s, 2);
+    const [, f2, f3, f4] = frames(session);
+    expect(f2?.reflectedSeq).toBeUndefined();
+    expect(f3?.reflectedSeq).toBe(9);
+    expect(f4?.reflectedSeq).toBeUndefined();
+    const d = new FrameDecoder();
+    const views = frames(session).map((f) => d.apply(f));
+    expect(views[2]!.birdY).toBeLessThan(views[1]!.birdY); // going up after the flap
+    expect(s.music.calls.map((c) => [c.request.sound, c.request.inputSeq, c.request.tick])).toEqual([
+      [Sound.FLAP, 7, 3],
+      [Sound.FLAP, 9, 3],
+    ]);
+  });
+
+  it("does not wait for PlayMusic, and logs its failures", async () => {
+    const music = fakeMusic((req) =>
+      req.inputSeq === 2 ? new Promise<void>(() => {}) : Promise.reject(new ConnectError("no music stream for game g1", Code.NotFound)),
+    );
+    const s = setup({ music });
+    s.addGame("g1");
+    const session = s.connect("g1");
+    await start(session);
+    session.input(2); // hangs forever
+    session.input(3); // fails
+    await flush();
+    await tick(s, 10);
+    expect(frames(session)).toHaveLength(10);
+    expect(s.logger.lines).toContainEqual(
+      expect.objectContaining({ level: "warn", msg: "PlayMusic failed", obj: expect.objectContaining({ sound: "FLAP" }) }),
+    );
+  });
+
+  it("closes a slow client 4429 without holding up another game", async () => {
+    const s = setup({ maxBufferedBytes: 1000 });
+    s.addGame("slow");
+    s.addGame("fast");
+    const slow = s.connect("slow");
+    const fast = s.connect("fast");
+    await start(slow);
+    await start(fast);
+    await tick(s, 3);
+    slow.bufferedBytes = 5000;
+    await tick(s, 30);
+    expect(slow.end).toMatchObject({ code: CloseCode.TooSlow, reason: "client too slow" });
+    expect(frames(slow)).toHaveLength(3);
+    expect(s.games.has("slow")).toBe(false);
+    expect(frames(fast).map((f) => f.tick)).toEqual(Array.from({ length: 33 }, (_, i) => i + 1));
+    expect(fast.isClosed).toBe(false);
+    expect(s.scheduler.size).toBe(1);
+  });
+
+  it("abandons a game whose client leaves: off the loop, out of the table, not recorded", async () => {
+    const s = setup();
+    s.addGame("g1");
+    const session = s.connect("g1");
+    await start(session);
+    await tick(s, 5);
+    session.leave();
+    await flush();
+    expect(s.scheduler.size).toBe(0);
+    expect(s.games.has("g1")).toBe(false);
+    await tick(s, 5);
+    expect(frames(session)).toHaveLength(5);
+    expect(s.score.calls).toHaveLength(0);
+    expect(s.logger.lines).toContainEqual(
+      expect.objectContaining({ level: "info", msg: "game abandoned: its stream ended before game over" }),
+    );
+  });
+
+  it("retries RecordRun on Unavailable, then sends the summary", async () => {
+    const delays: number[] = [];
+    const score = fakeScore((_req, attempt) =>
+      attempt < 3 ? Promise.reject(new ConnectError("score down", Code.Unavailable)) : Promise.resolve(),
+    );
+    const s = setup({
+      score,
+      recordRetryDelaysMs: [10, 20, 30],
+      sleep: (ms) => {
+        delays.push(ms);
+        return Promise.resolve();
+      },
+    });
+    s.addGame("g1", deadlyWorld());
+    const session = s.connect("g1");
+    await start(session);
+    while (!session.isClosed) await tick(s);
+    expect(score.calls).toHaveLength(3);
+    expect(delays).toEqual([10, 20]);
+    expect(score.calls.every((c) => c.call?.principal?.token === alice.token)).toBe(true);
+    expect(summaryOf(session)).toMatchObject({ recorded: true, recordError: "" });
+    expect(session.end?.code).toBe(CloseCode.Normal);
+  });
+
+  it("reports a run the score component refused, and gives up after the retries", async () => {
+    for (const [code, calls, error] of [
+      [Code.PermissionDenied, 1, "[permission_denied] nope"],
+      [Code.Unavailable, 4, "[unavailable] nope"],
+    ] as const) {
+      const score = fakeScore(() => Promise.reject(new ConnectError("nope", code)));
+      const s = setup({ score });
+      s.addGame("g1", deadlyWorld());
+      const session = s.connect("g1");
+      await start(session);
+      while (!session.isClosed) await tick(s);
+      expect(score.calls).toHaveLength(calls);
+      const summary = summaryOf(session);
+      expect(summary?.recorded).toBe(false);
+      expect(summary?.recordError).toBe(error);
+      expect(session.end).toMatchObject({ code: CloseCode.Normal, reason: "game over" });
+    }
+  });
+
+  it("counts an AlreadyExists after a lost attempt as recorded", async () => {
+    const score = fakeScore((_req, attempt) =>
+      Promise.reject(new ConnectError("x", attempt === 1 ? Code.Unavailable : Code.AlreadyExists)),
+    );
+    const s = setup({ score });
+    s.addGame("g1", deadlyWorld());
+    const session = s.connect("g1");
+    await start(session);
+    while (!session.isClosed) await tick(s);
+    expect(summaryOf(session)?.recorded).toBe(true);
+  });
+
+  it("records tick lateness and skipped ticks in the summary", async () => {
+    const s = setup();
+    s.addGame("g1", deadlyWorld());
+    const session = s.connect("g1");
+    await start(session);
+    s.clock.jump(33 + 5); // tick 1 5 ms late
+    s.clock.runDue();
+    await flush();
+    s.clock.jump(33 * 3); // now at 137 ms: deadline 66 late by 71 → 99 skipped, 132 runs 5 ms late
+    s.clock.runDue();
+    await flush();
+    while (!session.isClosed) await tick(s);
+    const summary = summaryOf(session) as GameSummary;
+    expect(summary.ticksSkipped).toBe(1);
+    expect(summary.tickLatenessMaxUs).toBe(71_000);
+    expect(summary.tickLatenessP50Us).toBe(0);
+    expect(summary.framesSent).toBe(summary.ticks);
+  });
+
+  it("with real timers, sends 30 frames 33 ms apart on average", async () => {
+    const games = new GameTable();
+    games.create({ id: "rt", owner: { username: "alice", token: alice.token }, course: courseOf(openWorld()) });
+    const handler = createGameSessionHandler({
+      games,
+      scheduler: new TickScheduler(),
+      music: fakeMusic().client,
+      score: fakeScore().client,
+    });
+    const session = new FakeSession("rt", alice);
+    handler(session);
+    session.input(1);
+    while (session.sent.length < 30) await new Promise((r) => setTimeout(r, 5));
+    session.leave();
+    const at = session.sentAt;
+    const period = (at[29]! - at[0]!) / 29;
+    expect(period).toBeGreaterThan(32);
+    expect(period).toBeLessThan(34);
+    expect(frames(session).slice(0, 30).map((f) => f.tick)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+  });
+});

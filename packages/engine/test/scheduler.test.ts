@@ -1,0 +1,196 @@
+import { describe, expect, it } from "vitest";
+import { ManualTickClock, type TickClock, type TickInfo, TickScheduler } from "../src/index.js";
+
+/** A ManualTickClock that also counts the timers armed. */
+function countingClock(start = 1000) {
+  const clock = new ManualTickClock(start);
+  let armed = 0;
+  const counting: TickClock = {
+    now: () => clock.now(),
+    setTimer: (fn, ms) => {
+      armed++;
+      return clock.setTimer(fn, ms);
+    },
+    clearTimer: (h) => clock.clearTimer(h),
+  };
+  return { clock, counting, armed: () => armed };
+}
+
+describe("TickScheduler", () => {
+  it("runs a task at start + k·33 ms, without drift", () => {
+    const clock = new ManualTickClock(1000);
+    const scheduler = new TickScheduler({ clock });
+    const runs: TickInfo[] = [];
+    scheduler.schedule((info) => void runs.push(info));
+    clock.advance(32);
+    expect(runs).toHaveLength(0);
+    clock.advance(1);
+    expect(runs).toHaveLength(1);
+    clock.advance(33 * 299);
+    expect(runs).toHaveLength(300);
+    runs.forEach((r, i) => {
+      expect(r.k).toBe(i + 1);
+      expect(r.scheduledMs).toBe(1000 + 33 * (i + 1));
+      expect(r.latenessMs).toBe(0);
+      expect(r.skipped).toBe(0);
+    });
+  });
+
+  it("keeps its deadlines when the timer fires late", () => {
+    const clock = new ManualTickClock(0);
+    const scheduler = new TickScheduler({ clock });
+    const runs: TickInfo[] = [];
+    scheduler.schedule((info) => void runs.push(info));
+    for (let k = 1; k <= 20; k++) {
+      clock.jump(33 * k + 7 - clock.now()); // every wake-up 7 ms late
+      clock.runDue();
+    }
+    // Late wake-ups do not push later deadlines back.
+    expect(runs.map((r) => r.scheduledMs)).toEqual(runs.map((_, i) => 33 * (i + 1)));
+    expect(runs.map((r) => r.latenessMs)).toEqual(Array(20).fill(7));
+  });
+
+  it("catches up a tick that is less than one period late", () => {
+    const clock = new ManualTickClock(0);
+    const scheduler = new TickScheduler({ clock });
+    const runs: TickInfo[] = [];
+    scheduler.schedule((info) => void runs.push(info));
+    clock.jump(73); // deadline 33 is 40 ms late, 66 is 7 ms late
+    clock.runDue();
+    expect(runs.map((r) => [r.k, r.latenessMs, r.skipped])).toEqual([
+      [1, 40, 0],
+      [2, 7, 0],
+    ]);
+  });
+
+  it("skips the ticks it fell more than a period behind on, and counts them", () => {
+    const clock = new ManualTickClock(0);
+    const scheduler = new TickScheduler({ clock });
+    const runs: TickInfo[] = [];
+    const task = scheduler.schedule((info) => void runs.push(info));
+    clock.jump(200); // deadlines 33…198 all passed
+    clock.runDue();
+    // 33 runs (late), then the latest due deadline (198) runs; 66…165 are skipped.
+    expect(runs.map((r) => [r.k, r.scheduledMs, r.skipped])).toEqual([
+      [1, 33, 0],
+      [6, 198, 4],
+    ]);
+    expect(task.skipped).toBe(4);
+    clock.advanceTo(231);
+    expect(runs.at(-1)).toMatchObject({ k: 7, latenessMs: 0, skipped: 0 });
+    expect(task.runs).toBe(3);
+  });
+
+  it("uses one timer for many tasks and runs them in deadline order", () => {
+    const { clock, counting, armed } = countingClock(0);
+    const scheduler = new TickScheduler({ clock: counting });
+    const order: string[] = [];
+    for (let i = 0; i < 1000; i++) {
+      clock.jump(0.01);
+      scheduler.schedule(({ k }) => {
+        if (i % 250 === 0) order.push(`${i}@${k}`);
+      });
+    }
+    expect(clock.pendingTimers).toBe(1);
+    expect(armed()).toBe(1); // later tasks never have an earlier deadline
+    clock.advance(33 * 2);
+    expect(order).toEqual(["0@1", "250@1", "500@1", "750@1", "0@2", "250@2", "500@2", "750@2"]);
+    expect(clock.pendingTimers).toBe(1);
+    expect(scheduler.size).toBe(1000);
+  });
+
+  it("re-arms for a task with an earlier deadline", () => {
+    const clock = new ManualTickClock(0);
+    const scheduler = new TickScheduler({ clock });
+    const runs: string[] = [];
+    scheduler.schedule(() => void runs.push("late"), 20);
+    scheduler.schedule(() => void runs.push("early"), 0);
+    expect(clock.pendingTimers).toBe(1);
+    clock.advanceTo(33);
+    expect(runs).toEqual(["early"]);
+    clock.advanceTo(53);
+    expect(runs).toEqual(["early", "late"]);
+  });
+
+  it("stops a task that returns false or is cancelled, and disarms when idle", () => {
+    const clock = new ManualTickClock(0);
+    const scheduler = new TickScheduler({ clock });
+    let a = 0;
+    let b = 0;
+    const taskA = scheduler.schedule(() => ++a < 3);
+    const taskB = scheduler.schedule(() => void b++);
+    clock.advance(33 * 5);
+    expect(a).toBe(3);
+    expect(taskA.active).toBe(false);
+    expect(b).toBe(5);
+    taskB.cancel();
+    taskB.cancel();
+    expect(taskB.active).toBe(false);
+    expect(scheduler.size).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
+    clock.advance(33 * 5);
+    expect(b).toBe(5);
+  });
+
+  it("lets a task cancel another or schedule a new one while running", () => {
+    const clock = new ManualTickClock(0);
+    const scheduler = new TickScheduler({ clock });
+    const log: string[] = [];
+    const victim = scheduler.schedule(() => void log.push("victim"), 1);
+    scheduler.schedule(({ k }) => {
+      log.push(`killer ${k}`);
+      victim.cancel();
+      if (k === 1) scheduler.schedule(() => void log.push("child"));
+      return k < 2;
+    }, 0);
+    clock.advance(33 * 3);
+    expect(log).toEqual(["killer 1", "killer 2", "child", "child"]);
+  });
+
+  it("stops a task that throws and reports it, without touching the others", () => {
+    const clock = new ManualTickClock(0);
+    const errors: unknown[] = [];
+    const scheduler = new TickScheduler({ clock, onError: (err) => errors.push(err) });
+    let ok = 0;
+    const bad = scheduler.schedule(() => {
+      throw new Error("boom");
+    });
+    scheduler.schedule(() => void ok++);
+    clock.advance(33 * 3);
+    expect(errors).toEqual([new Error("boom")]);
+    expect(bad.active).toBe(false);
+    expect(ok).toBe(3);
+  });
+
+  it("stop() ends everything", () => {
+    const clock = new ManualTickClock(0);
+    const scheduler = new TickScheduler({ clock });
+    const tasks = [scheduler.schedule(() => {}), scheduler.schedule(() => {})];
+    scheduler.stop();
+    expect(tasks.every((t) => !t.active)).toBe(true);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it("rejects a bad period", () => {
+    expect(() => new TickScheduler({ periodMs: 0 })).toThrow(RangeError);
+    expect(() => new TickScheduler({ periodMs: Number.NaN })).toThrow(RangeError);
+  });
+
+  it("with real timers, holds 33 ms on average", async () => {
+    const scheduler = new TickScheduler();
+    const times: number[] = [];
+    const start = performance.now();
+    await new Promise<void>((resolve) => {
+      scheduler.schedule(() => {
+        times.push(performance.now());
+        if (times.length < 30) return true;
+        resolve();
+        return false;
+      }, start);
+    });
+    expect(times[0]! - start).toBeGreaterThanOrEqual(33);
+    const period = (times[29]! - times[0]!) / 29;
+    expect(period).toBeGreaterThan(32);
+    expect(period).toBeLessThan(34);
+  });
+});

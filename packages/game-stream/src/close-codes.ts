@@ -1,0 +1,27 @@
+/**
+ * Application close codes of the game and music streams (WebTransport `closeCode`), sent with a
+ * human-readable reason. 0 is a normal end (game over).
+ */
+export const CloseCode = {
+  /** The game ended; the reason says how. */
+  Normal: 0,
+  /** A message could not be decoded, or broke the protocol (e.g. a sequence number went back). */
+  Malformed: 4400,
+  /** Missing, expired or invalid token. */
+  Unauthenticated: 4401,
+  /** The game belongs to another player. */
+  PermissionDenied: 4403,
+  /** No such game (or no such stream path). */
+  NotFound: 4404,
+  /** The game already has a stream of this kind. */
+  AlreadyConnected: 4409,
+  /** Input after the game ended. */
+  GameOver: 4410,
+  /** A message larger than the stream allows. */
+  TooLarge: 4413,
+  /** The client did not read its frames fast enough. */
+  TooSlow: 4429,
+  /** The server failed or is shutting down. */
+  Internal: 4500,
+} as const;
+export type CloseCode = (typeof CloseCode)[keyof typeof CloseCode];

@@ -1,0 +1,220 @@
+import { create } from "@bufbuild/protobuf";
+import { type Frame, FrameSchema, PipeGapSchema } from "@flaplab/contracts/engine/v1/stream_pb";
+
+/**
+ * What the encoder needs to know about a game's course, fixed for the whole game. Built from
+ * the physics: `{ pipeSpacing: course.pipeSpacing, pipes: course.pipes, pipeWidth: PIPE_WIDTH,
+ * pipesInView: state.pipesInView }`.
+ */
+export interface FrameCourse {
+  /** Horizontal gap between one pipe's right edge and the next pipe's left edge, px. */
+  readonly pipeSpacing: number;
+  readonly pipes: readonly { readonly gapStart: number; readonly gapHeight: number }[];
+  readonly pipeWidth: number;
+  /** How many pipes a frame shows (the physics' `pipesInView`). */
+  readonly pipesInView: number;
+}
+
+/**
+ * The game state after a tick, as the encoder reads it. The physics `GameState` has this shape
+ * (declared here so that this package does not depend on the physics at run time).
+ */
+export interface FrameSource {
+  readonly tick: number;
+  readonly phase: "ready" | "playing" | "over";
+  readonly birdY: number;
+  readonly score: number;
+  /** Pipe speed after the tick, px/tick. */
+  readonly pipeSpeed: number;
+  /** World x at the viewport's left edge after the tick. */
+  readonly pipeWindowX: number;
+  /** Index of the first pipe in view. */
+  readonly closestPipe: number;
+  readonly courseEnd: boolean;
+}
+
+/**
+ * Server side of the frame delta encoding: one encoder per game stream. The first frame is full;
+ * each later one carries the tick and bird y, plus what changed (reflected seq, score, pipe speed)
+ * and the pipes the client has not been sent. Frames must be encoded for consecutive ticks.
+ */
+export class FrameEncoder {
+  private started = false;
+  private lastTick = 0;
+  private lastReflectedSeq = 0;
+  private lastScore = 0;
+  private lastSpeed = 0;
+  /** Highest pipe index sent so far. */
+  private lastPipe = -1;
+  private over = false;
+
+  constructor(private readonly course: FrameCourse) {
+    if (!Number.isInteger(course.pipesInView) || course.pipesInView < 1) {
+      throw new RangeError(`pipesInView must be a positive integer, got ${course.pipesInView}`);
+    }
+  }
+
+  /** Whether the next frame will be the full one. */
+  get isFirst(): boolean {
+    return !this.started;
+  }
+
+  /**
+   * The frame of `state`'s latest tick, echoing `reflectedSeq` (the last input whose effect is in
+   * it). Throws when a tick was skipped or repeated, or after the game-over frame.
+   */
+  encode(state: FrameSource, reflectedSeq: number): Frame {
+    const frame = create(FrameSchema, { tick: state.tick, birdY: state.birdY });
+    const gameOver = state.phase === "over";
+    if (!this.started) {
+      frame.full = true;
+      frame.score = state.score;
+      frame.reflectedSeq = reflectedSeq;
+      frame.pipeSpeed = state.pipeSpeed;
+      frame.pipeWindowX = state.pipeWindowX;
+      frame.pipeSpacing = this.course.pipeSpacing;
+      frame.pipeWidth = this.course.pipeWidth;
+      this.started = true;
+    } else {
+      if (this.over) throw new Error("the game-over frame was already encoded");
+      if (state.tick !== this.lastTick + 1) {
+        throw new Error(`frame for tick ${state.tick} after tick ${this.lastTick}: ticks must be consecutive`);
+      }
+      if (reflectedSeq !== this.lastReflectedSeq) frame.reflectedSeq = reflectedSeq;
+      if (state.score !== this.lastScore) frame.score = state.score;
+      if (!Object.is(state.pipeSpeed, this.lastSpeed)) frame.pipeSpeed = state.pipeSpeed;
+    }
+    const end = Math.min(state.closestPipe + this.course.pipesInView, this.course.pipes.length);
+    for (let index = Math.max(state.closestPipe, this.lastPipe + 1); index < end; index++) {
+      const gap = this.course.pipes[index] as { gapStart: number; gapHeight: number };
+      frame.pipes.push(create(PipeGapSchema, { index, gapStart: gap.gapStart, gapHeight: gap.gapHeight }));
+      this.lastPipe = index;
+    }
+    if (gameOver) frame.gameOver = true;
+    if (state.courseEnd) frame.courseEnd = true;
+    this.lastTick = state.tick;
+    this.lastReflectedSeq = reflectedSeq;
+    this.lastScore = state.score;
+    this.lastSpeed = state.pipeSpeed;
+    this.over = gameOver;
+    return frame;
+  }
+}
+
+/** One pipe in view, as the client shows it (the physics' `PipeInView`). */
+export interface ClientPipe {
+  readonly index: number;
+  /** Left edge in viewport px. */
+  readonly x: number;
+  readonly gapStart: number;
+  readonly gapHeight: number;
+}
+
+/** What the client draws after a frame: the same numbers as the engine's view of that tick. */
+export interface ClientView {
+  readonly tick: number;
+  readonly birdY: number;
+  readonly score: number;
+  /** The last input whose effect is in this frame (0 before any). */
+  readonly reflectedSeq: number;
+  readonly pipes: readonly ClientPipe[];
+  readonly pipeWidth: number;
+  readonly gameOver: boolean;
+  readonly courseEnd: boolean;
+}
+
+export class FrameDecodeError extends Error {
+  override readonly name = "FrameDecodeError";
+}
+
+interface DecoderState {
+  tick: number;
+  score: number;
+  reflectedSeq: number;
+  pipeSpeed: number;
+  pipeWindowX: number;
+  pipeSpacing: number;
+  pipeWidth: number;
+  /** Gaps by pipe index, from the first pipe in view to the highest sent. */
+  gaps: Map<number, { gapStart: number; gapHeight: number }>;
+  lastPipe: number;
+  over: boolean;
+}
+
+/**
+ * Client side of the frame delta encoding: rebuilds each tick's view from the frames, integrating
+ * the pipe window exactly as the engine does, so pipe positions are bit-identical to the engine's.
+ * Throws FrameDecodeError on a frame it cannot apply (a delta before any full frame, a missing
+ * tick, a frame after game over, a full frame without its fields).
+ */
+export class FrameDecoder {
+  private state: DecoderState | undefined;
+
+  /** The view after `frame`. A full frame resets the decoder. */
+  apply(frame: Frame): ClientView {
+    const s = frame.full ? this.reset(frame) : this.advance(frame);
+    for (const p of frame.pipes) {
+      s.gaps.set(p.index, { gapStart: p.gapStart, gapHeight: p.gapHeight });
+      if (p.index > s.lastPipe) s.lastPipe = p.index;
+    }
+    if (frame.gameOver) s.over = true;
+    // The physics' closest pipe: the first whose right edge has not passed x = 0.
+    const span = s.pipeWidth + s.pipeSpacing;
+    const closest = Math.trunc(Math.max(0, Math.ceil((s.pipeWindowX - s.pipeWidth) / span)));
+    for (const index of s.gaps.keys()) if (index < closest) s.gaps.delete(index);
+    const pipes: ClientPipe[] = [];
+    for (let index = closest; index <= s.lastPipe; index++) {
+      const gap = s.gaps.get(index);
+      if (!gap) throw new FrameDecodeError(`tick ${s.tick}: pipe ${index} is in view but was never sent`);
+      pipes.push({ index, x: index * span - s.pipeWindowX, gapStart: gap.gapStart, gapHeight: gap.gapHeight });
+    }
+    return {
+      tick: s.tick,
+      birdY: frame.birdY,
+      score: s.score,
+      reflectedSeq: s.reflectedSeq,
+      pipes,
+      pipeWidth: s.pipeWidth,
+      gameOver: frame.gameOver,
+      courseEnd: frame.courseEnd,
+    };
+  }
+
+  private reset(frame: Frame): DecoderState {
+    const missing = (["score", "pipeSpeed", "pipeWindowX", "pipeSpacing", "pipeWidth"] as const).filter(
+      (f) => frame[f] === undefined,
+    );
+    if (missing.length > 0) {
+      throw new FrameDecodeError(`full frame for tick ${frame.tick} lacks ${missing.join(", ")}`);
+    }
+    this.state = {
+      tick: frame.tick,
+      score: frame.score as number,
+      reflectedSeq: frame.reflectedSeq ?? 0,
+      pipeSpeed: frame.pipeSpeed as number,
+      pipeWindowX: frame.pipeWindowX as number,
+      pipeSpacing: frame.pipeSpacing as number,
+      pipeWidth: frame.pipeWidth as number,
+      gaps: new Map(),
+      lastPipe: -1,
+      over: false,
+    };
+    return this.state;
+  }
+
+  private advance(frame: Frame): DecoderState {
+    const s = this.state;
+    if (!s) throw new FrameDecodeError(`delta frame for tick ${frame.tick} before any full frame`);
+    if (s.over) throw new FrameDecodeError(`frame for tick ${frame.tick} after the game-over frame`);
+    if (frame.tick !== s.tick + 1) {
+      throw new FrameDecodeError(`frame for tick ${frame.tick} after tick ${s.tick}: frames must be consecutive`);
+    }
+    s.tick = frame.tick;
+    // As the engine's tick: the window moves by the speed before this tick's speed update.
+    s.pipeWindowX += s.pipeSpeed;
+    if (frame.pipeSpeed !== undefined) s.pipeSpeed = frame.pipeSpeed;
+    if (frame.score !== undefined) s.score = frame.score;
+    if (frame.reflectedSeq !== undefined) s.reflectedSeq = frame.reflectedSeq;
+    return s;
+  }
+}

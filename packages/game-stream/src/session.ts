@@ -1,0 +1,32 @@
+import type { Principal } from "@flaplab/component";
+
+/** How a stream session ended. */
+export interface SessionEnd {
+  readonly code: number;
+  readonly reason: string;
+  /** Who ended it. "transport" when the connection broke. */
+  readonly by: "server" | "client" | "transport";
+}
+
+/**
+ * One client's stream for one game, as a component handler sees it: already authenticated, with
+ * the transport (WebTransport over HTTP/3, HTTP/2 or WebSocket) hidden.
+ */
+export interface StreamSession {
+  readonly gameId: string;
+  readonly principal: Principal;
+  /** "engine" or "music": which stream this is. */
+  readonly kind: string;
+  /** Bytes from the client, as they arrive (not yet split into messages). Ends when the client stops. */
+  readonly incoming: AsyncIterable<Uint8Array>;
+  /** Queues bytes to the client. Returns false when the session is already closed; never throws. */
+  send(bytes: Uint8Array): boolean;
+  /** Bytes queued and not yet accepted by the transport. */
+  readonly bufferedBytes: number;
+  /** Ends the session: the client sees `code` and `reason`. Later calls do nothing. */
+  close(code: number, reason: string): void;
+  readonly closed: Promise<SessionEnd>;
+}
+
+/** A component's handler for new sessions on its stream path. */
+export type SessionHandler = (session: StreamSession) => void;

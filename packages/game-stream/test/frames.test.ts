@@ -1,0 +1,277 @@
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { create } from "@bufbuild/protobuf";
+import { FrameSchema, GameStreamMessageSchema } from "@flaplab/contracts/engine/v1/stream_pb";
+import {
+  type Course,
+  type GameState,
+  PIPE_WIDTH,
+  applyInputInPlace,
+  createGame,
+  tickInPlace,
+  viewOf,
+} from "@flaplab/physics";
+import { describe, expect, it } from "vitest";
+import {
+  type ClientView,
+  DelimitedDecoder,
+  FrameDecodeError,
+  FrameDecoder,
+  FrameEncoder,
+  type FrameSource,
+  encodeDelimited,
+} from "../src/index.js";
+
+const WORLDS = fileURLToPath(new URL("../../../../shared/flappygo/worlds/", import.meta.url));
+const EASY_SEED = "6977347407732442987";
+const HARD_SEED = "8525333463046388971";
+/** The published easy trace: the ticks its flaps land before. Game over at tick 402, score 7. */
+const EASY_FLAP_TICKS = [42, 53, 67, 85, 103, 128, 140, 204, 232, 266, 275, 292, 322, 349];
+/** FlappyGo's frame on the wire, bytes. */
+const FLAPPYGO_FRAME_BYTES = 190;
+
+function loadWorld(seed: string): Course | undefined {
+  const path = `${WORLDS}${seed}.json`;
+  if (!existsSync(path)) return undefined;
+  const go = JSON.parse(readFileSync(path, "utf8")) as {
+    PipeSpacing: number;
+    PipeSpecs: { GapStart: number; GapHeight: number }[];
+  };
+  return {
+    pipeSpacing: go.PipeSpacing,
+    pipes: go.PipeSpecs.map((p) => ({ gapStart: p.GapStart, gapHeight: p.GapHeight })),
+    viewport: { width: 480, height: 640 },
+  };
+}
+
+const easyWorld = loadWorld(EASY_SEED);
+const hardWorld = loadWorld(HARD_SEED);
+
+/** A course no bird can fail: gaps wider than anything reachable. */
+function openCourse(pipes: number, pipeSpacing = 191): Course {
+  return {
+    pipeSpacing,
+    viewport: { width: 480, height: 640 },
+    pipes: Array.from({ length: pipes }, (_, i) => ({ gapStart: -1e9 - i, gapHeight: 2e9 + i / 3 })),
+  };
+}
+
+function encoderFor(state: GameState): FrameEncoder {
+  return new FrameEncoder({
+    pipeSpacing: state.course.pipeSpacing,
+    pipes: state.course.pipes,
+    pipeWidth: PIPE_WIDTH,
+    pipesInView: state.pipesInView,
+  });
+}
+
+/** What the client must show for `state`: the physics view, in the client's terms. */
+function expectedView(state: GameState, reflectedSeq: number): ClientView {
+  const v = viewOf(state);
+  return {
+    tick: v.tick,
+    birdY: v.birdY,
+    score: v.score,
+    reflectedSeq,
+    pipes: v.pipes,
+    pipeWidth: v.pipeWidth,
+    gameOver: v.gameOver,
+    courseEnd: v.courseEnd,
+  };
+}
+
+interface Played {
+  readonly ticks: number;
+  readonly score: number;
+  readonly state: GameState;
+  readonly wireBytes: number[];
+}
+
+/**
+ * Plays `course` with inputs before `flapTicks`, encodes every tick, sends each frame through
+ * the wire format, decodes it and checks the client's view against the physics' view.
+ */
+function playThroughStream(course: Course, flapTicks: readonly number[], maxTicks = 100_000): Played {
+  const state = createGame(course);
+  const encoder = encoderFor(state);
+  const wire = new DelimitedDecoder(GameStreamMessageSchema);
+  const decoder = new FrameDecoder();
+  const flaps = new Set(flapTicks);
+  const wireBytes: number[] = [];
+  let seq = 1;
+  applyInputInPlace(state); // the start press, seq 1
+  while (state.phase === "playing" && state.tick < maxTicks) {
+    if (flaps.has(state.tick + 1)) {
+      seq += 1;
+      applyInputInPlace(state);
+    }
+    tickInPlace(state);
+    const frame = encoder.encode(state, seq);
+    const bytes = encodeDelimited(GameStreamMessageSchema, create(GameStreamMessageSchema, { kind: { case: "frame", value: frame } }));
+    wireBytes.push(bytes.length);
+    const [msg] = wire.push(bytes);
+    if (msg?.kind.case !== "frame") throw new Error("expected a frame on the wire");
+    const view = decoder.apply(msg.kind.value);
+    const expected = expectedView(state, seq);
+    // toEqual alone would accept -0 for 0; compare the numbers bit for bit too.
+    expect(view).toEqual(expected);
+    expect(Object.is(view.birdY, expected.birdY)).toBe(true);
+    view.pipes.forEach((p, i) => expect(Object.is(p.x, expected.pipes[i]?.x)).toBe(true));
+  }
+  return { ticks: state.tick, score: state.score, state, wireBytes };
+}
+
+const average = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+describe("frame delta encoding", () => {
+  it.skipIf(!easyWorld)("reproduces the physics view on every tick of the easy trace, in far fewer bytes", () => {
+    const played = playThroughStream(easyWorld as Course, EASY_FLAP_TICKS);
+    expect(played.ticks).toBe(402);
+    expect(played.score).toBe(7);
+    expect(played.state.died).toBe(true);
+    const avg = average(played.wireBytes);
+    console.log(
+      `easy trace: ${played.wireBytes.length} frames, ${played.wireBytes.reduce((a, b) => a + b, 0)} bytes, ` +
+        `${avg.toFixed(2)} B/frame with the size prefix (first ${played.wireBytes[0]} B, max ${Math.max(...played.wireBytes)} B)`,
+    );
+    expect(avg).toBeLessThan(FLAPPYGO_FRAME_BYTES / 8);
+  });
+
+  it.skipIf(!hardWorld)("reproduces a no-flap game on the hard seed (4 pipes in view)", () => {
+    const played = playThroughStream(hardWorld as Course, []);
+    expect(played.ticks).toBe(34);
+  });
+
+  it("reproduces a game to the end of the course (speed ramp, every score, the short last frame)", () => {
+    const played = playThroughStream(openCourse(30), []);
+    expect(played.state.courseEnd).toBe(true);
+    expect(played.score).toBe(26); // 30 pipes, 5 in view: the course ends when pipe 30 is needed
+    expect(average(played.wireBytes)).toBeLessThan(20);
+  });
+
+  it("reproduces a course with fractional spacing and 4 pipes in view", () => {
+    const played = playThroughStream(openCourse(12, 228.37), [3, 4, 90, 91, 92]);
+    expect(played.state.pipesInView).toBe(4);
+    expect(played.state.courseEnd).toBe(true);
+  });
+
+  it("sends the full state first, then only what changed", () => {
+    const state = createGame(openCourse(20));
+    const encoder = encoderFor(state);
+    expect(encoder.isFirst).toBe(true);
+    const first = encoder.encode(state, 0); // tick 0, Ready: the game as created
+    expect(encoder.isFirst).toBe(false);
+    expect(first).toMatchObject({
+      full: true,
+      tick: 0,
+      birdY: 200,
+      score: 0,
+      reflectedSeq: 0,
+      pipeSpeed: 2,
+      pipeWindowX: -240,
+      pipeSpacing: 191,
+      pipeWidth: 72,
+      gameOver: false,
+    });
+    expect(first.pipes.map((p) => p.index)).toEqual([0, 1, 2, 3, 4]);
+    expect(first.pipes[3]).toMatchObject({ gapStart: -1e9 - 3, gapHeight: 2e9 + 1 });
+
+    applyInputInPlace(state);
+    tickInPlace(state);
+    const second = encoder.encode(state, 1);
+    expect(second.full).toBe(false);
+    expect(second.reflectedSeq).toBe(1);
+    expect(second.score).toBeUndefined();
+    expect(second.pipeSpeed).toBe(2.5); // the ramp: score 0 is a multiple of 5
+    expect(second.pipeWindowX).toBeUndefined();
+    expect(second.pipeSpacing).toBeUndefined();
+    expect(second.pipes).toEqual([]);
+
+    // Ticks 2…6 finish the speed ramp (2 → 5); after that a frame is just tick and bird y.
+    const later = [];
+    for (let tick = 2; tick <= 12; tick++) {
+      tickInPlace(state);
+      later.push(encoder.encode(state, 1));
+    }
+    expect(later.map((f) => f.pipeSpeed)).toEqual([3, 3.5, 4, 4.5, 5, ...Array(6).fill(undefined)]);
+    expect(later.every((f) => f.reflectedSeq === undefined && f.score === undefined && f.pipes.length === 0)).toBe(true);
+    const steady = later[later.length - 1] as (typeof later)[number];
+    expect(steady.tick).toBe(12);
+    const bytes = encodeDelimited(GameStreamMessageSchema, create(GameStreamMessageSchema, { kind: { case: "frame", value: steady } }));
+    // size prefix 1 + frame field tag and length 2 + tick 2 (tick < 128) + bird y 9
+    expect(bytes.length).toBe(14);
+  });
+
+  it("refuses to skip or repeat a tick, or to go on after game over", () => {
+    const state = createGame(openCourse(20));
+    const encoder = encoderFor(state);
+    applyInputInPlace(state);
+    tickInPlace(state);
+    encoder.encode(state, 1);
+    expect(() => encoder.encode(state, 1)).toThrow(/tick 1 after tick 1/);
+    tickInPlace(state);
+    tickInPlace(state);
+    expect(() => encoder.encode(state, 1)).toThrow(/tick 3 after tick 1: ticks must be consecutive/);
+    const over: FrameSource = { ...state, tick: 2, phase: "over" };
+    expect(encoder.encode(over, 1).gameOver).toBe(true);
+    expect(() => encoder.encode({ ...over, tick: 3 }, 1)).toThrow(/game-over frame was already encoded/);
+  });
+
+  it("rejects a pipes-in-view count that is not a positive integer", () => {
+    expect(() => new FrameEncoder({ pipeSpacing: 191, pipes: [], pipeWidth: 72, pipesInView: 0 })).toThrow(RangeError);
+  });
+});
+
+describe("FrameDecoder", () => {
+  function fullFrame() {
+    const state = createGame(openCourse(20));
+    const encoder = encoderFor(state);
+    applyInputInPlace(state);
+    tickInPlace(state);
+    return { state, encoder, frame: encoder.encode(state, 1) };
+  }
+
+  it("throws a clear error on a delta frame before any full frame", () => {
+    const decoder = new FrameDecoder();
+    const delta = create(FrameSchema, { tick: 5, birdY: 1 });
+    expect(() => decoder.apply(delta)).toThrow(FrameDecodeError);
+    expect(() => decoder.apply(delta)).toThrow("delta frame for tick 5 before any full frame");
+  });
+
+  it("throws on a full frame without its fields", () => {
+    const decoder = new FrameDecoder();
+    expect(() => decoder.apply(create(FrameSchema, { tick: 1, full: true, score: 0, pipeSpeed: 2 }))).toThrow(
+      "full frame for tick 1 lacks pipeWindowX, pipeSpacing, pipeWidth",
+    );
+  });
+
+  it("throws on a missing tick and on a frame after game over", () => {
+    const { state, encoder, frame } = fullFrame();
+    const decoder = new FrameDecoder();
+    decoder.apply(frame);
+    tickInPlace(state);
+    tickInPlace(state);
+    expect(() => decoder.apply(create(FrameSchema, { tick: 3, birdY: state.birdY }))).toThrow(
+      "frame for tick 3 after tick 1: frames must be consecutive",
+    );
+    const last = encoder.encode({ ...state, tick: 2, phase: "over" }, 1);
+    expect(decoder.apply(last).gameOver).toBe(true);
+    expect(() => decoder.apply(create(FrameSchema, { tick: 3 }))).toThrow("after the game-over frame");
+  });
+
+  it("throws when a pipe in view was never sent", () => {
+    const { frame } = fullFrame();
+    frame.pipes.splice(2, 1);
+    expect(() => new FrameDecoder().apply(frame)).toThrow("tick 1: pipe 2 is in view but was never sent");
+  });
+
+  it("starts over on a new full frame", () => {
+    const a = fullFrame();
+    const decoder = new FrameDecoder();
+    decoder.apply(a.frame);
+    const b = fullFrame();
+    const view = decoder.apply(b.frame);
+    expect(view.tick).toBe(1);
+    expect(view).toEqual(expectedView(b.state, 1));
+  });
+});
