@@ -35,7 +35,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const keys = await loadKeys({ dataDir, create: needsPrivateKey });
   const verifier = createVerifier({ publicKey: keys.publicKey });
   const callLogFile = callLogPath(dataDir, topology.name, group);
-  const destination = pino.destination({ dest: callLogFile, mkdir: true, sync: false, minLength: 4096 });
+  // Asynchronous, but unbuffered: a game's records are on disk moments after its calls.
+  const destination = pino.destination({ dest: callLogFile, mkdir: true, sync: false });
   const runtime = createRuntime({
     topology,
     group,

@@ -99,26 +99,39 @@ describe("game and music streams", () => {
     let score = 0;
     let frameBytes = 0;
     let frames = 0;
+    let ackBytes = 0;
+    /** [tick, reflected seq] of each input ack, and the seq last sent when it arrived. */
+    const acks: [number, number, number][] = [];
     while (!summary) {
       const { value, done } = await engine.reader.read();
       if (done) break;
       for (const msg of dec.push(value)) {
         if (msg.kind.case === "summary") summary = msg.kind.value;
         if (msg.kind.case !== "frame") continue;
-        frames++;
-        frameBytes += encodeDelimited(GameStreamMessageSchema, msg).byteLength;
+        const bytes = encodeDelimited(GameStreamMessageSchema, msg).byteLength;
         const v = last.apply(msg.kind.value);
+        if (v.ack) {
+          // The engine applied a flap between ticks: same tick, no movement yet.
+          acks.push([v.tick, v.reflectedSeq, seq]);
+          ackBytes += bytes;
+          continue;
+        }
+        frames++;
+        frameBytes += bytes;
         lastTick = v.tick;
         score = v.score;
         if (FLAP_TICKS.includes(v.tick + 1)) await engine.writer.write(input(++seq));
       }
     }
     expect({ score, lastTick }).toEqual({ score: 7, lastTick: 402 });
-    expect(summary).toMatchObject({ score: 7, ticks: 402, recorded: true, framesSent: 402 });
-    // The engine's byte count is what arrived, and frames stay tiny (FlappyGo's were ~190 B).
+    expect(summary).toMatchObject({ score: 7, ticks: 402, recorded: true, framesSent: 402, acksSent: 14 });
+    // The engine's byte counts are what arrived, and frames stay tiny (FlappyGo's were ~190 B).
     expect(Number(summary!.frameBytes)).toBe(frameBytes);
     expect(summary!.framesUnder1kb).toBe(402);
     expect(frameBytes / frames).toBeLessThan(19);
+    expect(Number(summary!.ackBytes)).toBe(ackBytes);
+    // One ack per flap, for the tick before the one it moves, each after its own input was sent.
+    expect(acks).toEqual(FLAP_TICKS.map((t, i) => [t - 1, i + 2, i + 2]));
     expect(await closeOf(engine)).toMatchObject({ closeCode: CloseCode.Normal, reason: "game over" });
 
     await musicDone;

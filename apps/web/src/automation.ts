@@ -20,9 +20,12 @@ export interface EngineSummaryView {
   readonly ticks: number;
   readonly recorded: boolean;
   readonly recordError: string;
+  /** Tick frames only. */
   readonly framesSent: number;
   readonly frameBytes: number;
   readonly framesUnder1kb: number;
+  readonly acksSent: number;
+  readonly ackBytes: number;
   readonly tickLatenessP50Us: number;
   readonly tickLatenessMaxUs: number;
   readonly ticksSkipped: number;

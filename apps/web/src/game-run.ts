@@ -178,6 +178,12 @@ export class GameRun {
           const bytes = encodeDelimited(GameStreamMessageSchema, msg).length;
           if (msg.kind.case === "frame") {
             const view = views.apply(msg.kind.value);
+            if (view.ack) {
+              // The engine applied a flap; nothing moves until the next tick frame, which the
+              // trace and the renderer wait for.
+              this.opts.log.ack(view.tick, view.reflectedSeq, bytes, time);
+              continue;
+            }
             this.opts.log.frame(view.tick, view.reflectedSeq, bytes, time);
             this.trace.reflected(view.reflectedSeq, view.tick);
             this.lastView = view;

@@ -6,6 +6,8 @@
 
 export type RowType = "input" | "frame" | "audio" | "summary" | "auth" | "start" | "open" | "close" | "error";
 export type RowDirection = "send" | "recv" | "rtt" | "local";
+/** A frame row's kind: a tick frame, or an input ack (the engine applied an input between ticks). */
+export type FrameKind = "tick" | "ack";
 
 export interface LatencyRow {
   readonly type: RowType;
@@ -26,10 +28,12 @@ export interface LatencyRow {
   readonly ms?: number;
   /** Free text: which stream, a close reason, an error message. */
   readonly note?: string;
+  /** Frame rows: "tick" or "ack" (an input-ack frame). A frame row without it is a tick frame. */
+  readonly kind?: FrameKind;
 }
 
 /** CSV header: FlappyGo's three columns, then FlapLab's. */
-export const CSV_COLUMNS = ["type", "direction", "time", "seq", "tick", "reflected_seq", "bytes", "sound", "ms", "note"] as const;
+export const CSV_COLUMNS = ["type", "direction", "time", "seq", "tick", "reflected_seq", "bytes", "sound", "ms", "note", "kind"] as const;
 
 /** ms rounded to 3 decimals (µs). */
 export function roundMs(ms: number): number {
@@ -37,19 +41,29 @@ export function roundMs(ms: number): number {
 }
 
 export interface LatencySummary {
-  /** Frame messages received. */
+  /** Tick frames received (input acks not included, as FlappyGo had only tick frames). */
   readonly framesReceived: number;
-  /** Mean bytes per frame message (size prefix included), null without frames. */
+  /** Input-ack frames received. */
+  readonly acksReceived: number;
+  /** Mean bytes per tick frame (size prefix included), null without frames. */
   readonly frameBytesMean: number | null;
-  /** Share (0…1) of frames smaller than 1 KiB, null without frames. */
+  /** Share (0…1) of tick frames smaller than 1 KiB, null without frames. */
   readonly framesUnder1kbShare: number | null;
   readonly inputsSent: number;
   /**
-   * Median over inputs of (receive time of the first frame whose reflected_seq ≥ the input's seq)
-   * − (the input's send time), ms. Inputs never reflected are left out.
+   * Median over inputs of (receive time of the first frame of either kind whose reflected_seq ≥
+   * the input's seq) − (the input's send time), ms: a flap is measured by its ack. Inputs never
+   * reflected are left out.
    */
   readonly inputToEffectMedianMs: number | null;
   readonly inputToEffectCount: number;
+  /**
+   * FlappyGo's measure: median over inputs of (receive time of the first tick frame received
+   * after the input's send time, strictly, like FlappyGo's bisect_right) − send time, ms, whatever
+   * that frame reflects.
+   */
+  readonly inputToNextFrameMedianMs: number | null;
+  readonly inputToNextFrameCount: number;
   /** Median over inputs of (receive time of the sound clip with input_seq = seq) − send time, ms. */
   readonly inputToAudioMedianMs: number | null;
   readonly inputToAudioCount: number;
@@ -69,15 +83,35 @@ export function median(values: readonly number[]): number | null {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-/** Input-to-effect delays, ms, one per input that some frame reflects (in seq order). */
+const isFrame = (r: LatencyRow) => r.type === "frame" && r.direction === "recv";
+/** A received tick frame (rows without a kind are tick frames). */
+const isTickFrame = (r: LatencyRow) => isFrame(r) && r.kind !== "ack";
+const isAck = (r: LatencyRow) => isFrame(r) && r.kind === "ack";
+
+/**
+ * Input-to-effect delays, ms, one per input that some frame (tick frame or input ack) reflects
+ * (in seq order).
+ */
 export function inputToEffectDelays(rows: readonly LatencyRow[]): number[] {
-  const frames = rows
-    .filter((r) => r.type === "frame" && r.direction === "recv" && r.reflectedSeq !== undefined)
-    .sort((a, b) => a.time - b.time);
+  const frames = rows.filter((r) => isFrame(r) && r.reflectedSeq !== undefined).sort((a, b) => a.time - b.time);
   const out: number[] = [];
   for (const input of firstInputs(rows)) {
     const seq = input.seq!;
     const frame = frames.find((f) => f.reflectedSeq! >= seq && f.time >= input.time);
+    if (frame) out.push(roundMs(frame.time - input.time));
+  }
+  return out;
+}
+
+/**
+ * Input-to-next-frame delays, ms (FlappyGo's measure): for each input, the first tick frame
+ * received strictly after its send time, whatever that frame reflects (in seq order).
+ */
+export function inputToNextFrameDelays(rows: readonly LatencyRow[]): number[] {
+  const frames = rows.filter(isTickFrame).sort((a, b) => a.time - b.time);
+  const out: number[] = [];
+  for (const input of firstInputs(rows)) {
+    const frame = frames.find((f) => f.time > input.time);
     if (frame) out.push(roundMs(frame.time - input.time));
   }
   return out;
@@ -114,17 +148,21 @@ function lastRtt(rows: readonly LatencyRow[], type: RowType): number | null {
 }
 
 export function summarize(rows: readonly LatencyRow[]): LatencySummary {
-  const frames = rows.filter((r) => r.type === "frame" && r.direction === "recv");
+  const frames = rows.filter(isTickFrame);
   const sized = frames.filter((r) => r.bytes !== undefined).map((r) => r.bytes!);
   const effect = inputToEffectDelays(rows);
+  const nextFrame = inputToNextFrameDelays(rows);
   const audio = inputToAudioDelays(rows);
   return {
     framesReceived: frames.length,
+    acksReceived: rows.filter(isAck).length,
     frameBytesMean: sized.length === 0 ? null : roundMs(sized.reduce((a, b) => a + b, 0) / sized.length),
     framesUnder1kbShare: sized.length === 0 ? null : sized.filter((b) => b < 1024).length / sized.length,
     inputsSent: firstInputs(rows).length,
     inputToEffectMedianMs: median(effect),
     inputToEffectCount: effect.length,
+    inputToNextFrameMedianMs: median(nextFrame),
+    inputToNextFrameCount: nextFrame.length,
     inputToAudioMedianMs: median(audio),
     inputToAudioCount: audio.length,
     audioReceived: rows.filter((r) => r.type === "audio" && r.direction === "recv").length,
@@ -156,6 +194,7 @@ export function rowsToCsv(rows: readonly LatencyRow[]): string {
         csvField(r.sound ?? ""),
         num(r.ms, 3),
         csvField(r.note ?? ""),
+        r.kind ?? "",
       ].join(","),
     );
   }
@@ -187,8 +226,14 @@ export class LatencyLog {
     return this.add({ type: "input", direction: "send", time, seq });
   }
 
+  /** A tick frame. */
   frame(tick: number, reflectedSeq: number, bytes: number, time = this.time()): LatencyRow {
-    return this.add({ type: "frame", direction: "recv", time, tick, reflectedSeq, bytes });
+    return this.add({ type: "frame", direction: "recv", time, tick, reflectedSeq, bytes, kind: "tick" });
+  }
+
+  /** An input-ack frame: input `reflectedSeq` applied during `tick`. */
+  ack(tick: number, reflectedSeq: number, bytes: number, time = this.time()): LatencyRow {
+    return this.add({ type: "frame", direction: "recv", time, tick, reflectedSeq, bytes, kind: "ack" });
   }
 
   audio(seq: number, tick: number, sound: string, bytes: number, time = this.time()): LatencyRow {

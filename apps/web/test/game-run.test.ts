@@ -11,7 +11,7 @@ import { DelimitedDecoder, encodeDelimited, FrameEncoder, type FrameSource } fro
 import { parseTrace } from "@flaplab/traces";
 import { describe, expect, it } from "vitest";
 import { GameRun } from "../src/game-run.js";
-import { LatencyLog } from "../src/latency-log.js";
+import { inputToEffectDelays, inputToNextFrameDelays, LatencyLog } from "../src/latency-log.js";
 import type { OpenStream, SessionEndInfo } from "../src/webtransport.js";
 
 /** A session whose server side the test drives. */
@@ -141,6 +141,9 @@ describe("GameRun", () => {
     await tickAsync();
     expect(run.flap()).toBe(true);
     game.push(frameMsg(enc.encode(state(2, 196), 1)));
+    // The engine acks the flap during tick 2: logged, but nothing is drawn.
+    const ack = frameMsg(enc.ack({ ...state(2, 196), birdVelocity: -4.6 }, 2)!);
+    game.push(ack);
     // Two messages in one chunk.
     const f3 = frameMsg(enc.encode(state(3, 190), 2));
     const f4 = frameMsg(enc.encode(state(4, 186, true), 2));
@@ -163,9 +166,16 @@ describe("GameRun", () => {
 
     const rows = log.rows;
     const frames = rows.filter((r) => r.type === "frame");
-    expect(frames.map((r) => [r.tick, r.reflectedSeq])).toEqual([[1, 1], [2, 1], [3, 2], [4, 2]]);
-    expect(frames[2]!.bytes).toBe(f3.length);
-    expect(frames[3]!.bytes).toBe(f4.length);
+    expect(frames.map((r) => [r.tick, r.reflectedSeq, r.kind])).toEqual([
+      [1, 1, "tick"],
+      [2, 1, "tick"],
+      [2, 2, "ack"],
+      [3, 2, "tick"],
+      [4, 2, "tick"],
+    ]);
+    expect(frames[2]!.bytes).toBe(ack.length);
+    expect(frames[3]!.bytes).toBe(f3.length);
+    expect(frames[4]!.bytes).toBe(f4.length);
     expect(rows.filter((r) => r.type === "audio").map((r) => [r.seq, r.sound])).toEqual([[2, "flap"], [0, "die"]]);
     expect(played).toEqual([3, 3]);
     // The second clip failed to decode: an error row, no crash.
@@ -173,7 +183,12 @@ describe("GameRun", () => {
     expect(rows.filter((r) => r.type === "summary")).toHaveLength(1);
 
     const s = log.summary();
+    expect(s.framesReceived).toBe(4);
+    expect(s.acksReceived).toBe(1);
     expect(s.inputToEffectCount).toBe(2);
+    // The flap's effect is its ack; its next tick frame came later.
+    expect(inputToEffectDelays(rows)[1]).toBe(frames[2]!.time - rows.find((r) => r.type === "input" && r.seq === 2)!.time);
+    expect(inputToNextFrameDelays(rows)[1]).toBe(frames[1]!.time - rows.find((r) => r.type === "input" && r.seq === 2)!.time);
     expect(s.inputToAudioCount).toBe(1);
 
     const trace = parseTrace(result.trace);

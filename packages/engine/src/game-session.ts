@@ -61,9 +61,9 @@ const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
 /**
  * The engine's game stream handler. A session for game G by user U: unknown G → 4404, G owned
  * by someone else → 4403, G already has a stream → 4409, G over → 4410. Then the first
- * ClientInput starts the game (tick 1 one period later) and each later one flaps at the next
- * tick; every tick sends a frame. At game over: the game-over frame, RecordRun, the GameSummary,
- * then close 0 "game over". A session that ends before that abandons the game: it is removed
+ * ClientInput starts the game (tick 1 one period later) and each later one flaps at once, answered
+ * by an input-ack frame before anything else; every tick sends a frame. At game over: the
+ * game-over frame, RecordRun, the GameSummary, then close 0 "game over". A session that ends before that abandons the game: it is removed
  * from the loop and the table, and not recorded.
  */
 export function createGameSessionHandler(deps: GameSessionDeps): SessionHandler {
@@ -121,9 +121,12 @@ class GameStream {
   private over = false;
   /** The session is closed (by either side). */
   private closed = false;
+  /** Tick frames only (FlappyGo's frames); acks are counted apart. */
   private framesSent = 0;
   private frameBytes = 0;
   private framesUnder1kb = 0;
+  private acksSent = 0;
+  private ackBytes = 0;
   private ticksSkipped = 0;
   /** Lateness of each tick, µs. */
   private readonly lateness: number[] = [];
@@ -211,8 +214,14 @@ class GameStream {
       seq: input.seq,
       clientTimeMs: input.clientTimeMs,
     });
-    if (result.effect === "started") this.startTicking();
-    else if (result.effect === "flap") this.playMusic("HandleInput", Sound.FLAP, input.seq, result.tick);
+    if (result.effect === "started") {
+      this.startTicking();
+    } else if (result.effect === "flap") {
+      // The flap is in the state now: tell the client first, then start its sound.
+      const ack = this.encoder.ack(this.game.state, input.seq);
+      if (ack) this.sendMessage({ case: "frame", value: ack }, "ack");
+      this.playMusic("HandleInput", Sound.FLAP, input.seq, result.tick);
+    }
   }
 
   private startTicking(): void {
@@ -238,7 +247,7 @@ class GameStream {
       this.ticksSkipped += info.skipped;
       const state = this.game.state;
       const frame = this.encoder.encode(state, this.game.reflectedSeq);
-      this.sendMessage({ case: "frame", value: frame }, true);
+      this.sendMessage({ case: "frame", value: frame }, "frame");
       if (events.scored) this.playMusic("Tick", Sound.POINT, 0, state.tick);
       if (state.phase === "over") {
         this.over = true;
@@ -254,12 +263,18 @@ class GameStream {
     }
   }
 
-  private sendMessage(kind: GameStreamMessage["kind"], isFrame: boolean): void {
+  /** Sends one message; counts tick frames and acks that the session took. */
+  private sendMessage(kind: GameStreamMessage["kind"], what: "frame" | "ack" | "summary"): void {
     const bytes = encodeDelimited(GameStreamMessageSchema, create(GameStreamMessageSchema, { kind }));
-    if (!this.session.send(bytes) || !isFrame) return;
-    this.framesSent++;
-    this.frameBytes += bytes.length;
-    if (bytes.length < 1024) this.framesUnder1kb++;
+    if (!this.session.send(bytes)) return;
+    if (what === "frame") {
+      this.framesSent++;
+      this.frameBytes += bytes.length;
+      if (bytes.length < 1024) this.framesUnder1kb++;
+    } else if (what === "ack") {
+      this.acksSent++;
+      this.ackBytes += bytes.length;
+    }
   }
 
   /** Fire-and-forget: a failure is logged, never waited for. */
@@ -295,12 +310,14 @@ class GameStream {
           tickLatenessP50Us: sorted.length ? (sorted[(sorted.length - 1) >> 1] as number) : 0,
           tickLatenessMaxUs: sorted.length ? (sorted[sorted.length - 1] as number) : 0,
           ticksSkipped: this.ticksSkipped,
+          acksSent: this.acksSent,
+          ackBytes: BigInt(this.ackBytes),
         }),
       },
-      false,
+      "summary",
     );
     this.config.logger.info(
-      { gameId: this.gameId, score: state.score, ticks: state.tick, recorded, framesSent: this.framesSent },
+      { gameId: this.gameId, score: state.score, ticks: state.tick, recorded, framesSent: this.framesSent, acksSent: this.acksSent },
       "game over",
     );
     this.close(CloseCode.Normal, "game over");

@@ -28,7 +28,7 @@ export interface InputRecord {
   readonly clientTimeMs: number;
   /** Table clock when the input arrived, ms. */
   readonly receivedAtMs: number;
-  /** The tick the input is applied before. */
+  /** The next tick: the first whose movement the input affects (a flap sets the velocity at once). */
   readonly tick: number;
   readonly effect: InputEffect;
 }
@@ -51,7 +51,10 @@ export interface Game {
   readonly lastActivityMs: number;
   /** Highest input sequence number received (0 before any). */
   readonly lastInputSeq: number;
-  /** Highest input sequence number the latest tick reflects: what its frame should echo. */
+  /**
+   * Highest input sequence number the latest tick reflects: what its frame should echo. A flap
+   * applied since that tick is already in `state` (its velocity); the game stream acks it itself.
+   */
   readonly reflectedSeq: number;
   /** Accepted inputs in arrival order, the oldest dropped beyond `maxInputLog`. */
   readonly inputs: readonly InputRecord[];
@@ -69,7 +72,7 @@ export interface NewGame {
 }
 
 export interface InputResult {
-  /** The tick the input is applied before. */
+  /** The next tick: the first whose movement the input affects. */
   readonly tick: number;
   /** The game's phase after the input. */
   readonly phase: Phase;
@@ -198,8 +201,8 @@ export class GameTable {
   }
 
   /**
-   * One key press from `username`. Ready → playing (no flap); playing → a flap before the next
-   * tick. Throws ConnectError: NotFound (unknown id), PermissionDenied (not the owner),
+   * One key press from `username`. Ready → playing (no flap); playing → a flap, applied at once
+   * (the velocity becomes -4.6; the bird moves at the next tick). Throws ConnectError: NotFound (unknown id), PermissionDenied (not the owner),
    * FailedPrecondition (the game is over).
    */
   input(id: string, username: string, input: { seq: number; clientTimeMs: number }): InputResult {

@@ -3,7 +3,7 @@ import type { Frame, GameSummary } from "@flaplab/contracts/engine/v1/stream_pb"
 import { Sound } from "@flaplab/contracts/music/v1/music_pb";
 import type { World } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import { CloseCode, type ClientView, FrameDecoder } from "@flaplab/game-stream";
-import { applyInputInPlace, createGame, stepInPlace, viewOf } from "@flaplab/physics";
+import { FLAP_VELOCITY, GRAVITY, applyInputInPlace, createGame, tickInPlace, viewOf } from "@flaplab/physics";
 import { describe, expect, it } from "vitest";
 import {
   GameTable,
@@ -75,8 +75,19 @@ function setup(
   };
 }
 
-function frames(session: FakeSession): Frame[] {
+/** Every frame sent, input acks included, in order. */
+function allFrames(session: FakeSession): Frame[] {
   return session.messages().flatMap((m) => (m.kind.case === "frame" ? [m.kind.value] : []));
+}
+
+/** The tick frames sent. */
+function frames(session: FakeSession): Frame[] {
+  return allFrames(session).filter((f) => !f.inputAck);
+}
+
+/** The input-ack frames sent. */
+function acks(session: FakeSession): Frame[] {
+  return allFrames(session).filter((f) => f.inputAck);
 }
 
 function summaryOf(session: FakeSession): GameSummary | undefined {
@@ -192,21 +203,33 @@ describe("game stream: refusals", () => {
 
 describe("game stream: play", () => {
   it.skipIf(!hasEasyWorld)("plays the easy trace to score 7 at tick 402, frame by frame as the physics", async () => {
-    const s = setup();
+    // How many messages the session had sent when each PlayMusic call was made.
+    let session: FakeSession | undefined;
+    const sentAtMusic: number[] = [];
+    const recordingMusic = fakeMusic(() => {
+      sentAtMusic.push(session?.sent.length ?? 0);
+      return Promise.resolve();
+    });
+    const s = setup({ music: recordingMusic });
     const world = easyWorld();
     s.addGame("easy", world);
-    const session = s.connect("easy");
+    session = s.connect("easy");
     const flaps = new Set(EASY_FLAP_TICKS);
 
-    // The same game, straight through the physics, as the reference.
+    // The same game, straight through the physics, as the reference: each flap's ack view
+    // (the previous tick's view with the new seq and velocity), then each tick's view.
     const reference = createGame(courseOf(world));
     applyInputInPlace(reference);
     const expected: ClientView[] = [];
     const pointTicks: number[] = [];
     let seq = 1;
     while (reference.phase === "playing") {
-      if (flaps.has(reference.tick + 1)) seq++;
-      const events = stepInPlace(reference, flaps.has(reference.tick + 1));
+      if (flaps.has(reference.tick + 1)) {
+        seq++;
+        applyInputInPlace(reference);
+        expected.push({ ...(expected.at(-1) as ClientView), reflectedSeq: seq, ack: true, birdVelocity: reference.birdVelocity });
+      }
+      const events = tickInPlace(reference);
       if (events.scored) pointTicks.push(reference.tick);
       const v = viewOf(reference);
       expected.push({
@@ -218,6 +241,7 @@ describe("game stream: play", () => {
         pipeWidth: v.pipeWidth,
         gameOver: v.gameOver,
         courseEnd: v.courseEnd,
+        ack: false,
       });
     }
 
@@ -226,8 +250,18 @@ describe("game stream: play", () => {
     seq = 1;
     for (let k = 1; !session.isClosed && k < 1000; k++) {
       if (flaps.has(k)) {
+        const before = session.sent.length;
         session.input(++seq, k * 1000);
         await flush();
+        // The ack goes out as soon as the input is applied, for the current tick, before any tick.
+        expect(session.sent).toHaveLength(before + 1);
+        expect(session.messages().at(-1)?.kind.value).toMatchObject({
+          inputAck: true,
+          tick: k - 1,
+          reflectedSeq: seq,
+          birdVelocity: -FLAP_VELOCITY,
+        });
+        expect(s.clock.now()).toBe(startedAt + 33 * (k - 1));
       }
       await tick(s);
       expect(frames(session).at(-1)?.tick).toBe(k);
@@ -237,13 +271,24 @@ describe("game stream: play", () => {
 
     const got = frames(session);
     expect(got).toHaveLength(402);
+    const all = allFrames(session);
+    expect(all).toHaveLength(402 + 14);
     const decoder = new FrameDecoder();
-    expect(got.map((frame) => decoder.apply(frame))).toEqual(expected);
+    expect(all.map((frame) => decoder.apply(frame))).toEqual(expected);
     expect(got[0]?.full).toBe(true);
     expect(got.at(-1)).toMatchObject({ tick: 402, gameOver: true, courseEnd: false });
+    const acked = acks(session);
+    expect(acked.map((f) => [f.tick, f.reflectedSeq])).toEqual(EASY_FLAP_TICKS.map((t, i) => [t - 1, i + 2]));
+    // The tick frame after an ack does not repeat the seq.
+    expect(got.every((f) => f.full || f.reflectedSeq === undefined)).toBe(true);
 
-    // Summary, then the normal close.
-    const frameBytes = session.sent.slice(0, 402).reduce((n, b) => n + b.length, 0);
+    // Summary, then the normal close. Frame counts are tick frames only; acks are counted apart.
+    const messages = session.messages();
+    const sizes = session.sent.map((b, i) => ({ bytes: b.length, msg: messages[i]! }));
+    const bytesOf = (ack: boolean) =>
+      sizes.filter((x) => x.msg.kind.case === "frame" && x.msg.kind.value.inputAck === ack).reduce((n, x) => n + x.bytes, 0);
+    const frameBytes = bytesOf(false);
+    const ackBytes = bytesOf(true);
     expect(summaryOf(session)).toMatchObject({
       score: 7,
       ticks: 402,
@@ -255,10 +300,14 @@ describe("game stream: play", () => {
       tickLatenessP50Us: 0,
       tickLatenessMaxUs: 0,
       ticksSkipped: 0,
+      acksSent: 14,
+      ackBytes: BigInt(ackBytes),
     });
-    expect(session.sent).toHaveLength(403);
+    expect(session.sent).toHaveLength(402 + 14 + 1);
     expect(session.end).toEqual({ code: CloseCode.Normal, reason: "game over", by: "server" });
-    console.log(`engine stream, easy trace: ${(frameBytes / 402).toFixed(2)} B/frame over 402 frames`);
+    console.log(
+      `engine stream, easy trace: ${(frameBytes / 402).toFixed(2)} B/frame over 402 frames, ${(ackBytes / 14).toFixed(2)} B/ack over 14 acks`,
+    );
 
     // RecordRun once, as the owner, from the tick.
     expect(s.score.calls).toHaveLength(1);
@@ -282,6 +331,12 @@ describe("game stream: play", () => {
       expect.objectContaining({ inputSeq: 0, tick: 402, verb: "Tick", token: alice.token }),
     ]);
     expect(music).toHaveLength(14 + 7 + 1);
+    // Each FLAP call came after its ack had been sent.
+    s.music.calls.forEach((c, i) => {
+      if (c.request.sound !== Sound.FLAP) return;
+      const sent = session!.messages().slice(0, sentAtMusic[i]);
+      expect(sent.at(-1)?.kind.value).toMatchObject({ inputAck: true, reflectedSeq: c.request.inputSeq });
+    });
 
     // The finished game stays in the table and is off the loop.
     expect(s.games.get("easy")?.state.phase).toBe("over");
@@ -320,27 +375,53 @@ describe("game stream: play", () => {
     expect(session.end?.reason).toBe("input seq 4 is not after 4: seq must strictly increase");
   });
 
-  it("applies a flap at the next tick and echoes its seq from that frame on", async () => {
+  it("applies a flap at once, acks it at the current tick, and moves the bird at the next tick", async () => {
     const s = setup();
     s.addGame("g1");
     const session = s.connect("g1");
     await start(session);
     await tick(s, 2);
     session.input(7);
-    session.input(9); // two presses in one period: one flap, the later seq reflected
+    session.input(9); // two presses in one period: one flap, each acked
     await flush();
+    expect(acks(session)).toEqual([
+      expect.objectContaining({ tick: 2, reflectedSeq: 7, birdVelocity: -FLAP_VELOCITY, birdY: frames(session)[1]!.birdY }),
+      expect.objectContaining({ tick: 2, reflectedSeq: 9, birdVelocity: -FLAP_VELOCITY }),
+    ]);
     await tick(s, 2);
-    const [, f2, f3, f4] = frames(session);
-    expect(f2?.reflectedSeq).toBeUndefined();
-    expect(f3?.reflectedSeq).toBe(9);
-    expect(f4?.reflectedSeq).toBeUndefined();
+    expect(allFrames(session).map((f) => [f.tick, f.inputAck, f.reflectedSeq])).toEqual([
+      [1, false, 1],
+      [2, false, undefined],
+      [2, true, 7],
+      [2, true, 9],
+      [3, false, undefined], // already acked
+      [4, false, undefined],
+    ]);
     const d = new FrameDecoder();
-    const views = frames(session).map((f) => d.apply(f));
-    expect(views[2]!.birdY).toBeLessThan(views[1]!.birdY); // going up after the flap
+    const views = allFrames(session).map((f) => d.apply(f));
+    expect(views[4]).toMatchObject({ tick: 3, reflectedSeq: 9, ack: false });
+    expect(views[4]!.birdY).toBe(views[1]!.birdY - FLAP_VELOCITY + GRAVITY); // going up after the flap
     expect(s.music.calls.map((c) => [c.request.sound, c.request.inputSeq, c.request.tick])).toEqual([
       [Sound.FLAP, 7, 3],
       [Sound.FLAP, 9, 3],
     ]);
+  });
+
+  it("does not ack a flap that comes before the first frame: the first frame reflects it", async () => {
+    const s = setup();
+    s.addGame("g1");
+    const session = s.connect("g1");
+    await start(session);
+    session.input(2);
+    await flush();
+    expect(session.sent).toHaveLength(0);
+    await tick(s, 2);
+    expect(allFrames(session).map((f) => [f.tick, f.inputAck, f.reflectedSeq])).toEqual([
+      [1, false, 2],
+      [2, false, undefined],
+    ]);
+    expect(allFrames(session)[0]?.full).toBe(true);
+    expect(s.music.calls.map((c) => c.request.inputSeq)).toEqual([2]);
   });
 
   it("does not wait for PlayMusic, and logs its failures", async () => {

@@ -33,10 +33,20 @@ export interface FrameSource {
   readonly courseEnd: boolean;
 }
 
+/** The game state right after an input was applied between ticks, as `FrameEncoder.ack` reads it. */
+export interface AckSource {
+  readonly tick: number;
+  readonly phase: "ready" | "playing" | "over";
+  readonly birdY: number;
+  /** The bird's velocity after the input, px/tick, positive downwards. */
+  readonly birdVelocity: number;
+}
+
 /**
  * Server side of the frame delta encoding: one encoder per game stream. The first frame is full;
  * each later one carries the tick and bird y, plus what changed (reflected seq, score, pipe speed)
  * and the pipes the client has not been sent. Frames must be encoded for consecutive ticks.
+ * Between ticks, `ack` encodes an input-ack frame for an input the engine has just applied.
  */
 export class FrameEncoder {
   private started = false;
@@ -99,6 +109,29 @@ export class FrameEncoder {
     this.over = gameOver;
     return frame;
   }
+
+  /**
+   * The input-ack frame for input `seq`, which the engine has just applied to `state` between
+   * ticks: `input_ack`, the current tick, `bird_y` (unchanged by the input), `bird_velocity` and
+   * `reflected_seq` = seq. The next tick frame repeats `reflected_seq` only if it changed again.
+   * Undefined before the full frame: that frame will reflect the input. Throws after the
+   * game-over frame, and when `state` is not at the tick of the last frame.
+   */
+  ack(state: AckSource, seq: number): Frame | undefined {
+    if (!this.started) return undefined;
+    if (this.over) throw new Error("the game-over frame was already encoded");
+    if (state.tick !== this.lastTick) {
+      throw new Error(`input ack at tick ${state.tick} after the frame of tick ${this.lastTick}: acks carry the current tick`);
+    }
+    this.lastReflectedSeq = seq;
+    return create(FrameSchema, {
+      tick: state.tick,
+      birdY: state.birdY,
+      reflectedSeq: seq,
+      inputAck: true,
+      birdVelocity: state.birdVelocity,
+    });
+  }
 }
 
 /** One pipe in view, as the client shows it (the physics' `PipeInView`). */
@@ -121,6 +154,13 @@ export interface ClientView {
   readonly pipeWidth: number;
   readonly gameOver: boolean;
   readonly courseEnd: boolean;
+  /**
+   * The frame was an input ack: the engine applied input `reflectedSeq` during tick `tick`.
+   * Nothing moved (same tick, bird y and pipes as the tick frame before); not a tick frame.
+   */
+  readonly ack: boolean;
+  /** The bird's velocity after the acked input, px/tick. Ack views only. */
+  readonly birdVelocity?: number;
 }
 
 export class FrameDecodeError extends Error {
@@ -144,20 +184,61 @@ interface DecoderState {
 /**
  * Client side of the frame delta encoding: rebuilds each tick's view from the frames, integrating
  * the pipe window exactly as the engine does, so pipe positions are bit-identical to the engine's.
- * Throws FrameDecodeError on a frame it cannot apply (a delta before any full frame, a missing
+ * Input-ack frames update the reflected seq without advancing the tick. Throws FrameDecodeError on
+ * a frame it cannot apply (a delta or ack before any full frame, a missing tick, an ack for another
  * tick, a frame after game over, a full frame without its fields).
  */
 export class FrameDecoder {
   private state: DecoderState | undefined;
 
-  /** The view after `frame`. A full frame resets the decoder. */
+  /** The view after `frame`. A full frame resets the decoder; an input ack keeps the tick. */
   apply(frame: Frame): ClientView {
+    if (frame.inputAck) return this.applyAck(frame);
     const s = frame.full ? this.reset(frame) : this.advance(frame);
     for (const p of frame.pipes) {
       s.gaps.set(p.index, { gapStart: p.gapStart, gapHeight: p.gapHeight });
       if (p.index > s.lastPipe) s.lastPipe = p.index;
     }
     if (frame.gameOver) s.over = true;
+    return {
+      tick: s.tick,
+      birdY: frame.birdY,
+      score: s.score,
+      reflectedSeq: s.reflectedSeq,
+      pipes: this.pipesInView(s),
+      pipeWidth: s.pipeWidth,
+      gameOver: frame.gameOver,
+      courseEnd: frame.courseEnd,
+      ack: false,
+    };
+  }
+
+  private applyAck(frame: Frame): ClientView {
+    const s = this.state;
+    if (frame.full) throw new FrameDecodeError(`frame for tick ${frame.tick} is both full and an input ack`);
+    if (!s) throw new FrameDecodeError(`input ack for tick ${frame.tick} before any full frame`);
+    if (s.over) throw new FrameDecodeError(`input ack for tick ${frame.tick} after the game-over frame`);
+    if (frame.tick !== s.tick) {
+      throw new FrameDecodeError(`input ack for tick ${frame.tick} during tick ${s.tick}: an ack carries the current tick`);
+    }
+    if (frame.reflectedSeq === undefined) throw new FrameDecodeError(`input ack for tick ${frame.tick} lacks reflectedSeq`);
+    s.reflectedSeq = frame.reflectedSeq;
+    return {
+      tick: s.tick,
+      birdY: frame.birdY,
+      score: s.score,
+      reflectedSeq: s.reflectedSeq,
+      pipes: this.pipesInView(s),
+      pipeWidth: s.pipeWidth,
+      gameOver: false,
+      courseEnd: false,
+      ack: true,
+      ...(frame.birdVelocity !== undefined ? { birdVelocity: frame.birdVelocity } : {}),
+    };
+  }
+
+  /** The pipes in view after the latest tick; forgets the gaps of pipes that have left it. */
+  private pipesInView(s: DecoderState): ClientPipe[] {
     // The physics' closest pipe: the first whose right edge has not passed x = 0.
     const span = s.pipeWidth + s.pipeSpacing;
     const closest = Math.trunc(Math.max(0, Math.ceil((s.pipeWindowX - s.pipeWidth) / span)));
@@ -168,16 +249,7 @@ export class FrameDecoder {
       if (!gap) throw new FrameDecodeError(`tick ${s.tick}: pipe ${index} is in view but was never sent`);
       pipes.push({ index, x: index * span - s.pipeWindowX, gapStart: gap.gapStart, gapHeight: gap.gapHeight });
     }
-    return {
-      tick: s.tick,
-      birdY: frame.birdY,
-      score: s.score,
-      reflectedSeq: s.reflectedSeq,
-      pipes,
-      pipeWidth: s.pipeWidth,
-      gameOver: frame.gameOver,
-      courseEnd: frame.courseEnd,
-    };
+    return pipes;
   }
 
   private reset(frame: Frame): DecoderState {

@@ -2,4 +2,4 @@ export { CloseCode } from "./close-codes.js";
 export type { SessionEnd, SessionHandler, StreamSession } from "./session.js";
 export { DelimitedDecoder, encodeDelimited, StreamProtocolError, DEFAULT_MAX_MESSAGE_BYTES } from "./delimited.js";
 export { FrameEncoder, FrameDecoder, FrameDecodeError } from "./frames.js";
-export type { FrameCourse, FrameSource, ClientView, ClientPipe } from "./frames.js";
+export type { AckSource, FrameCourse, FrameSource, ClientView, ClientPipe } from "./frames.js";

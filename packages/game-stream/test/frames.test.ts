@@ -1,9 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { create } from "@bufbuild/protobuf";
-import { FrameSchema, GameStreamMessageSchema } from "@flaplab/contracts/engine/v1/stream_pb";
+import { type Frame, FrameSchema, GameStreamMessageSchema } from "@flaplab/contracts/engine/v1/stream_pb";
 import {
   type Course,
+  FLAP_VELOCITY,
   type GameState,
   PIPE_WIDTH,
   applyInputInPlace,
@@ -77,6 +78,7 @@ function expectedView(state: GameState, reflectedSeq: number): ClientView {
     pipeWidth: v.pipeWidth,
     gameOver: v.gameOver,
     courseEnd: v.courseEnd,
+    ack: false,
   };
 }
 
@@ -84,12 +86,19 @@ interface Played {
   readonly ticks: number;
   readonly score: number;
   readonly state: GameState;
+  /** Sizes of the tick frames on the wire. */
   readonly wireBytes: number[];
+  /** Sizes of the input-ack frames on the wire. */
+  readonly ackBytes: number[];
 }
 
+const wrap = (frame: Frame) =>
+  encodeDelimited(GameStreamMessageSchema, create(GameStreamMessageSchema, { kind: { case: "frame", value: frame } }));
+
 /**
- * Plays `course` with inputs before `flapTicks`, encodes every tick, sends each frame through
- * the wire format, decodes it and checks the client's view against the physics' view.
+ * Plays `course` with inputs before `flapTicks`, encodes every tick and every input ack (sent as
+ * the engine does, right after the input is applied), sends each frame through the wire format,
+ * decodes it and checks the client's view against the physics' view.
  */
 function playThroughStream(course: Course, flapTicks: readonly number[], maxTicks = 100_000): Played {
   const state = createGame(course);
@@ -98,27 +107,44 @@ function playThroughStream(course: Course, flapTicks: readonly number[], maxTick
   const decoder = new FrameDecoder();
   const flaps = new Set(flapTicks);
   const wireBytes: number[] = [];
+  const ackBytes: number[] = [];
   let seq = 1;
+  let last: ClientView | undefined;
+  const receive = (bytes: Uint8Array): ClientView => {
+    const [msg] = wire.push(bytes);
+    if (msg?.kind.case !== "frame") throw new Error("expected a frame on the wire");
+    return decoder.apply(msg.kind.value);
+  };
   applyInputInPlace(state); // the start press, seq 1
   while (state.phase === "playing" && state.tick < maxTicks) {
     if (flaps.has(state.tick + 1)) {
       seq += 1;
       applyInputInPlace(state);
+      const ack = encoder.ack(state, seq);
+      // Before the full frame there is nothing to ack against: the full frame reflects the input.
+      expect(ack === undefined).toBe(last === undefined);
+      if (ack) {
+        const bytes = wrap(ack);
+        ackBytes.push(bytes.length);
+        const view = receive(bytes);
+        // Nothing moved; only the reflected seq and the new velocity are news.
+        expect(view).toEqual({ ...last, reflectedSeq: seq, ack: true, birdVelocity: state.birdVelocity });
+        expect(Object.is(view.birdY, state.birdY)).toBe(true);
+        expect(view.birdVelocity).toBe(-FLAP_VELOCITY);
+      }
     }
     tickInPlace(state);
-    const frame = encoder.encode(state, seq);
-    const bytes = encodeDelimited(GameStreamMessageSchema, create(GameStreamMessageSchema, { kind: { case: "frame", value: frame } }));
+    const bytes = wrap(encoder.encode(state, seq));
     wireBytes.push(bytes.length);
-    const [msg] = wire.push(bytes);
-    if (msg?.kind.case !== "frame") throw new Error("expected a frame on the wire");
-    const view = decoder.apply(msg.kind.value);
+    const view = receive(bytes);
     const expected = expectedView(state, seq);
     // toEqual alone would accept -0 for 0; compare the numbers bit for bit too.
     expect(view).toEqual(expected);
     expect(Object.is(view.birdY, expected.birdY)).toBe(true);
     view.pipes.forEach((p, i) => expect(Object.is(p.x, expected.pipes[i]?.x)).toBe(true));
+    last = view;
   }
-  return { ticks: state.tick, score: state.score, state, wireBytes };
+  return { ticks: state.tick, score: state.score, state, wireBytes, ackBytes };
 }
 
 const average = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -135,6 +161,8 @@ describe("frame delta encoding", () => {
         `${avg.toFixed(2)} B/frame with the size prefix (first ${played.wireBytes[0]} B, max ${Math.max(...played.wireBytes)} B)`,
     );
     expect(avg).toBeLessThan(FLAPPYGO_FRAME_BYTES / 8);
+    expect(played.ackBytes).toHaveLength(EASY_FLAP_TICKS.length);
+    console.log(`easy trace: ${played.ackBytes.length} input acks, ${average(played.ackBytes).toFixed(2)} B/ack with the size prefix`);
   });
 
   it.skipIf(!hardWorld)("reproduces a no-flap game on the hard seed (4 pipes in view)", () => {
@@ -153,6 +181,57 @@ describe("frame delta encoding", () => {
     const played = playThroughStream(openCourse(12, 228.37), [3, 4, 90, 91, 92]);
     expect(played.state.pipesInView).toBe(4);
     expect(played.state.courseEnd).toBe(true);
+    expect(played.ackBytes).toHaveLength(5);
+  });
+
+  it("acks no input before the full frame: the full frame reflects it", () => {
+    const played = playThroughStream(openCourse(12), [1, 2]);
+    expect(played.ackBytes).toHaveLength(1); // only the flap before tick 2
+  });
+
+  it("acks an input at the current tick; the next tick frame repeats the seq only if it changed", () => {
+    const state = createGame(openCourse(20));
+    const encoder = encoderFor(state);
+    applyInputInPlace(state);
+    tickInPlace(state);
+    encoder.encode(state, 1);
+    tickInPlace(state);
+    const t2 = encoder.encode(state, 1);
+    applyInputInPlace(state);
+    const ack = encoder.ack(state, 2);
+    expect(ack).toEqual(
+      create(FrameSchema, { tick: 2, birdY: t2.birdY, reflectedSeq: 2, inputAck: true, birdVelocity: -FLAP_VELOCITY }),
+    );
+    // size prefix 1 + frame tag and length 2 + tick 2 + bird y 9 + seq 2 + ack 2 + velocity 9
+    expect(wrap(ack as Frame).length).toBe(27);
+    tickInPlace(state);
+    expect(encoder.encode(state, 2).reflectedSeq).toBeUndefined();
+    // Two presses in one period: two acks; the tick frame after them reflects the last one.
+    applyInputInPlace(state);
+    expect(encoder.ack(state, 3)?.reflectedSeq).toBe(3);
+    applyInputInPlace(state);
+    expect(encoder.ack(state, 4)?.reflectedSeq).toBe(4);
+    tickInPlace(state);
+    expect(encoder.encode(state, 4).reflectedSeq).toBeUndefined();
+    // An input the engine did not ack (e.g. applied outside the stream) shows on the tick frame.
+    tickInPlace(state);
+    expect(encoder.encode(state, 5).reflectedSeq).toBe(5);
+    // An ack must carry the tick of the last frame.
+    tickInPlace(state);
+    expect(() => encoder.ack(state, 6)).toThrow("input ack at tick 6 after the frame of tick 5: acks carry the current tick");
+    expect(encoder.encode(state, 5).tick).toBe(6);
+    expect(encoder.encode({ ...state, tick: 7, phase: "over" }, 5).gameOver).toBe(true);
+    expect(() => encoder.ack({ ...state, tick: 7 }, 6)).toThrow("the game-over frame was already encoded");
+  });
+
+  it("acks nothing before the full frame", () => {
+    const state = createGame(openCourse(20));
+    const encoder = encoderFor(state);
+    applyInputInPlace(state);
+    applyInputInPlace(state);
+    expect(encoder.ack(state, 2)).toBeUndefined();
+    tickInPlace(state);
+    expect(encoder.encode(state, 2)).toMatchObject({ full: true, reflectedSeq: 2 });
   });
 
   it("sends the full state first, then only what changed", () => {
@@ -263,6 +342,37 @@ describe("FrameDecoder", () => {
     const { frame } = fullFrame();
     frame.pipes.splice(2, 1);
     expect(() => new FrameDecoder().apply(frame)).toThrow("tick 1: pipe 2 is in view but was never sent");
+  });
+
+  it("applies an input ack without advancing the tick", () => {
+    const { state, encoder, frame } = fullFrame();
+    const decoder = new FrameDecoder();
+    const before = decoder.apply(frame);
+    applyInputInPlace(state);
+    const view = decoder.apply(encoder.ack(state, 2) as Frame);
+    expect(view).toEqual({ ...before, reflectedSeq: 2, ack: true, birdVelocity: -FLAP_VELOCITY });
+    tickInPlace(state);
+    const next = decoder.apply(encoder.encode(state, 2));
+    expect(next).toEqual(expectedView(state, 2)); // the seq carried over from the ack
+  });
+
+  it("throws on an input ack before any full frame, for another tick, without a seq, or after game over", () => {
+    const ack = (init: Omit<Partial<Frame>, "$typeName">) => create(FrameSchema, { tick: 1, birdY: 200.25, inputAck: true, reflectedSeq: 2, ...init });
+    expect(() => new FrameDecoder().apply(ack({}))).toThrow(FrameDecodeError);
+    expect(() => new FrameDecoder().apply(ack({}))).toThrow("input ack for tick 1 before any full frame");
+    const { state, encoder, frame } = fullFrame();
+    const decoder = new FrameDecoder();
+    decoder.apply(frame);
+    expect(() => decoder.apply(ack({ tick: 2 }))).toThrow("input ack for tick 2 during tick 1: an ack carries the current tick");
+    expect(() => decoder.apply(ack({ tick: 0 }))).toThrow(FrameDecodeError);
+    expect(() => decoder.apply(ack({ reflectedSeq: undefined }))).toThrow("input ack for tick 1 lacks reflectedSeq");
+    expect(() => decoder.apply(ack({ full: true }))).toThrow("frame for tick 1 is both full and an input ack");
+    // None of these changed the decoder: the next tick still applies.
+    tickInPlace(state);
+    expect(decoder.apply(encoder.encode(state, 1))).toEqual(expectedView(state, 1));
+    const last = encoder.encode({ ...state, tick: 3, phase: "over" }, 1);
+    decoder.apply(last);
+    expect(() => decoder.apply(ack({ tick: 3 }))).toThrow("input ack for tick 3 after the game-over frame");
   });
 
   it("starts over on a new full frame", () => {

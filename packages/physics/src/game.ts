@@ -50,8 +50,6 @@ export interface GameState {
   /** Index of the first pipe whose right edge has not yet passed x = 0 (FlappyGo's prevClosestPipe). */
   closestPipe: number;
   score: number;
-  /** A flap arrived since the last tick; it is applied at the start of the next one. */
-  flapPending: boolean;
   /** The game ended by hitting a pipe. */
   died: boolean;
   /** The game ended because the course ran out (where FlappyGo crashed with an index panic). */
@@ -189,7 +187,6 @@ export function createGame(course: Course, bird: BirdBox = DEFAULT_BIRD): GameSt
     pipeWindowX: -0.5 * snapshot.viewport.width,
     closestPipe: 0,
     score: 0,
-    flapPending: false,
     died: false,
     courseEnd: false,
   };
@@ -201,8 +198,10 @@ export function cloneGame(state: GameState): GameState {
 }
 
 /**
- * One key press: Ready → playing without a flap; playing → a flap at the start
- * of the next tick (several presses before one tick are one flap); over → ignored.
+ * One key press: Ready → playing without a flap; playing → a flap: the velocity becomes
+ * `-FLAP_VELOCITY` at once, as FlappyGo's engine did on receiving the input (the bird moves at
+ * the next tick, which adds gravity and then the velocity; several presses before one tick are
+ * one flap); over → ignored.
  */
 export function applyInputInPlace(state: GameState): InputEffect {
   switch (state.phase) {
@@ -210,7 +209,7 @@ export function applyInputInPlace(state: GameState): InputEffect {
       state.phase = "playing";
       return "started";
     case "playing":
-      state.flapPending = true;
+      state.birdVelocity = -FLAP_VELOCITY;
       return "flap";
     default:
       return "ignored";
@@ -230,10 +229,6 @@ export function applyInput(state: GameState): { state: GameState; effect: InputE
  */
 export function tickInPlace(state: GameState): StepEvents {
   if (state.phase !== "playing") return NO_TICK;
-  if (state.flapPending) {
-    state.birdVelocity = -FLAP_VELOCITY;
-    state.flapPending = false;
-  }
   state.tick += 1;
   state.birdVelocity += GRAVITY;
   state.birdY += state.birdVelocity;

@@ -142,6 +142,20 @@ describe("tick semantics", () => {
     expect(thrice).toEqual(once);
   });
 
+  it("a flap takes effect when it is applied: the velocity is set at once, the position at the next tick", () => {
+    const s = createGame(openCourse(10));
+    applyInputInPlace(s);
+    tickInPlace(s);
+    tickInPlace(s);
+    const before = cloneGame(s);
+    expect(applyInputInPlace(s)).toBe("flap");
+    expect(s.birdVelocity).toBe(-FLAP_VELOCITY);
+    expect({ ...s, birdVelocity: before.birdVelocity }).toEqual(before); // nothing else changed
+    tickInPlace(s);
+    expect(s.tick).toBe(3);
+    expect(s.birdY).toBe(before.birdY + (-FLAP_VELOCITY + GRAVITY));
+  });
+
   it("the speed ramp lasts six ticks, then pwx = -250.5 + 5k", () => {
     const s = createGame(openCourse(30));
     applyInputInPlace(s);

@@ -10,10 +10,13 @@ interface PageAutomation {
   log(): PageLogRow[];
   summary(): {
     framesReceived: number;
+    acksReceived: number;
     frameBytesMean: number | null;
     framesUnder1kbShare: number | null;
     inputToEffectMedianMs: number | null;
     inputToEffectCount: number;
+    inputToNextFrameMedianMs: number | null;
+    inputToNextFrameCount: number;
     inputToAudioMedianMs: number | null;
     inputToAudioCount: number;
     [key: string]: unknown;

@@ -105,7 +105,7 @@ for (const topology of ["monolith", "microservices"]) {
       const last = await page.evaluate(() => window.flaplab.lastGame);
       const report = await page.evaluate(() => window.flaplab.summary());
 
-      // The screenshot shows sky, pipes, the bird and the score.
+      // The screenshot (taken at the 6th flap, mid-game) shows sky, pipes, the bird and the score.
       const png = PNG.sync.read(shot!);
       const palette = await page.evaluate(() => window.flaplabPalette);
       expect(countColour(png, hex(palette.sky))).toBeGreaterThan(20_000);
@@ -115,11 +115,14 @@ for (const topology of ["monolith", "microservices"]) {
 
       // The server-authoritative game matches the headless simulator: score 7 at tick 402.
       expect(last).toMatchObject({ seed: EASY_SEED, score: 7, ticks: 402, recorded: true, error: null });
-      expect(report?.framesReceived).toBe(402);
+      expect(report?.framesReceived).toBe(402); // tick frames
+      expect(report?.acksReceived).toBe(14); // one input ack per flap
       expect(report?.framesUnder1kbShare).toBe(1);
       expect(report?.inputToEffectCount).toBe(15); // the start press and 14 flaps
+      expect(report?.inputToNextFrameCount).toBe(15);
       expect(report?.inputToAudioCount).toBe(14); // one flap sound per flap
       expect(report?.inputToEffectMedianMs).toBeGreaterThan(0);
+      expect(report?.inputToNextFrameMedianMs).toBeGreaterThan(0);
       console.log(`[${topology}] summary`, JSON.stringify(report));
 
       // The run is on the scoreboard: in the page, and in the score component.

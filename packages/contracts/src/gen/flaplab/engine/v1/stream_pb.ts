@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file flaplab/engine/v1/stream.proto.
  */
 export const file_flaplab_engine_v1_stream: GenFile = /*@__PURE__*/
-  fileDesc("Ch5mbGFwbGFiL2VuZ2luZS92MS9zdHJlYW0ucHJvdG8SEWZsYXBsYWIuZW5naW5lLnYxIjIKC0NsaWVudElucHV0EgsKA3NlcRgBIAEoDRIWCg5jbGllbnRfdGltZV9tcxgCIAEoASJ5ChFHYW1lU3RyZWFtTWVzc2FnZRIpCgVmcmFtZRgBIAEoCzIYLmZsYXBsYWIuZW5naW5lLnYxLkZyYW1lSAASMQoHc3VtbWFyeRgCIAEoCzIeLmZsYXBsYWIuZW5naW5lLnYxLkdhbWVTdW1tYXJ5SABCBgoEa2luZCL7AgoFRnJhbWUSDAoEdGljaxgBIAEoDRIOCgZiaXJkX3kYAiABKAESGgoNcmVmbGVjdGVkX3NlcRgDIAEoDUgAiAEBEhIKBXNjb3JlGAQgASgFSAGIAQESFwoKcGlwZV9zcGVlZBgFIAEoAUgCiAEBEhoKDXBpcGVfd2luZG93X3gYBiABKAFIA4gBARIpCgVwaXBlcxgHIAMoCzIaLmZsYXBsYWIuZW5naW5lLnYxLlBpcGVHYXASEQoJZ2FtZV9vdmVyGAggASgIEgwKBGZ1bGwYCSABKAgSEgoKY291cnNlX2VuZBgKIAEoCBIZCgxwaXBlX3NwYWNpbmcYCyABKAFIBIgBARIXCgpwaXBlX3dpZHRoGAwgASgBSAWIAQFCEAoOX3JlZmxlY3RlZF9zZXFCCAoGX3Njb3JlQg0KC19waXBlX3NwZWVkQhAKDl9waXBlX3dpbmRvd194Qg8KDV9waXBlX3NwYWNpbmdCDQoLX3BpcGVfd2lkdGgiPwoHUGlwZUdhcBINCgVpbmRleBgBIAEoDRIRCglnYXBfc3RhcnQYAiABKAESEgoKZ2FwX2hlaWdodBgDIAEoASLqAQoLR2FtZVN1bW1hcnkSDQoFc2NvcmUYASABKAUSDQoFdGlja3MYAiABKA0SEAoIcmVjb3JkZWQYAyABKAgSFAoMcmVjb3JkX2Vycm9yGAQgASgJEhMKC2ZyYW1lc19zZW50GAUgASgNEhMKC2ZyYW1lX2J5dGVzGAYgASgEEhgKEGZyYW1lc191bmRlcl8xa2IYByABKA0SHAoUdGlja19sYXRlbmVzc19wNTBfdXMYCCABKA0SHAoUdGlja19sYXRlbmVzc19tYXhfdXMYCSABKA0SFQoNdGlja3Nfc2tpcHBlZBgKIAEoDWIGcHJvdG8z");
+  fileDesc("Ch5mbGFwbGFiL2VuZ2luZS92MS9zdHJlYW0ucHJvdG8SEWZsYXBsYWIuZW5naW5lLnYxIjIKC0NsaWVudElucHV0EgsKA3NlcRgBIAEoDRIWCg5jbGllbnRfdGltZV9tcxgCIAEoASJ5ChFHYW1lU3RyZWFtTWVzc2FnZRIpCgVmcmFtZRgBIAEoCzIYLmZsYXBsYWIuZW5naW5lLnYxLkZyYW1lSAASMQoHc3VtbWFyeRgCIAEoCzIeLmZsYXBsYWIuZW5naW5lLnYxLkdhbWVTdW1tYXJ5SABCBgoEa2luZCK8AwoFRnJhbWUSDAoEdGljaxgBIAEoDRIOCgZiaXJkX3kYAiABKAESGgoNcmVmbGVjdGVkX3NlcRgDIAEoDUgAiAEBEhIKBXNjb3JlGAQgASgFSAGIAQESFwoKcGlwZV9zcGVlZBgFIAEoAUgCiAEBEhoKDXBpcGVfd2luZG93X3gYBiABKAFIA4gBARIpCgVwaXBlcxgHIAMoCzIaLmZsYXBsYWIuZW5naW5lLnYxLlBpcGVHYXASEQoJZ2FtZV9vdmVyGAggASgIEgwKBGZ1bGwYCSABKAgSEgoKY291cnNlX2VuZBgKIAEoCBIZCgxwaXBlX3NwYWNpbmcYCyABKAFIBIgBARIXCgpwaXBlX3dpZHRoGAwgASgBSAWIAQESEQoJaW5wdXRfYWNrGA0gASgIEhoKDWJpcmRfdmVsb2NpdHkYDiABKAFIBogBAUIQCg5fcmVmbGVjdGVkX3NlcUIICgZfc2NvcmVCDQoLX3BpcGVfc3BlZWRCEAoOX3BpcGVfd2luZG93X3hCDwoNX3BpcGVfc3BhY2luZ0INCgtfcGlwZV93aWR0aEIQCg5fYmlyZF92ZWxvY2l0eSI/CgdQaXBlR2FwEg0KBWluZGV4GAEgASgNEhEKCWdhcF9zdGFydBgCIAEoARISCgpnYXBfaGVpZ2h0GAMgASgBIpACCgtHYW1lU3VtbWFyeRINCgVzY29yZRgBIAEoBRINCgV0aWNrcxgCIAEoDRIQCghyZWNvcmRlZBgDIAEoCBIUCgxyZWNvcmRfZXJyb3IYBCABKAkSEwoLZnJhbWVzX3NlbnQYBSABKA0SEwoLZnJhbWVfYnl0ZXMYBiABKAQSGAoQZnJhbWVzX3VuZGVyXzFrYhgHIAEoDRIcChR0aWNrX2xhdGVuZXNzX3A1MF91cxgIIAEoDRIcChR0aWNrX2xhdGVuZXNzX21heF91cxgJIAEoDRIVCg10aWNrc19za2lwcGVkGAogASgNEhEKCWFja3Nfc2VudBgLIAEoDRIRCglhY2tfYnl0ZXMYDCABKARiBnByb3RvMw");
 
 /**
  * Client → engine: one key press. The first one starts the game (no flap); later ones flap.
@@ -75,6 +75,11 @@ export const GameStreamMessageSchema: GenMessage<GameStreamMessage> = /*@__PURE_
  * One engine tick. After the first (full) frame a frame carries only what changed: pipe positions
  * follow from the tick, the pipe speed and the pipe window, which the client integrates exactly as
  * the engine does (pipe_window_x += pipe_speed every tick, the speed as of the previous frame).
+ *
+ * An input-ack frame (`input_ack`) is not a tick frame: the engine sends one as soon as it has
+ * applied a flap input between ticks, after the full frame. It carries the CURRENT tick (not
+ * advanced), `bird_y` unchanged, `reflected_seq` = that input and `bird_velocity` = the bird's new
+ * velocity. The next tick frame repeats `reflected_seq` only if it changed since the ack.
  *
  * @generated from message flaplab.engine.v1.Frame
  */
@@ -161,6 +166,21 @@ export type Frame = Message<"flaplab.engine.v1.Frame"> & {
    * @generated from field: optional double pipe_width = 12;
    */
   pipeWidth?: number | undefined;
+
+  /**
+   * An input-ack frame: the engine applied input `reflected_seq` between ticks. `tick` is the
+   * current tick (not advanced) and `bird_y` is unchanged; no pipes, score or speed.
+   *
+   * @generated from field: bool input_ack = 13;
+   */
+  inputAck: boolean;
+
+  /**
+   * The bird's velocity after the input, px/tick, positive downwards. Input-ack frames only.
+   *
+   * @generated from field: optional double bird_velocity = 14;
+   */
+  birdVelocity?: number | undefined;
 };
 
 /**
@@ -230,18 +250,22 @@ export type GameSummary = Message<"flaplab.engine.v1.GameSummary"> & {
   recordError: string;
 
   /**
+   * Tick frames sent (input-ack frames are counted separately, as FlappyGo sent only tick frames).
+   *
    * @generated from field: uint32 frames_sent = 5;
    */
   framesSent: number;
 
   /**
-   * Bytes of all frames, size prefixes included.
+   * Bytes of all tick frames, size prefixes included.
    *
    * @generated from field: uint64 frame_bytes = 6;
    */
   frameBytes: bigint;
 
   /**
+   * Tick frames under 1 KiB with the size prefix.
+   *
    * @generated from field: uint32 frames_under_1kb = 7;
    */
   framesUnder1kb: number;
@@ -262,6 +286,18 @@ export type GameSummary = Message<"flaplab.engine.v1.GameSummary"> & {
    * @generated from field: uint32 ticks_skipped = 10;
    */
   ticksSkipped: number;
+
+  /**
+   * Input-ack frames sent, and their bytes with size prefixes.
+   *
+   * @generated from field: uint32 acks_sent = 11;
+   */
+  acksSent: number;
+
+  /**
+   * @generated from field: uint64 ack_bytes = 12;
+   */
+  ackBytes: bigint;
 };
 
 /**

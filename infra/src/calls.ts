@@ -1,0 +1,44 @@
+import type { ComponentName } from "@flaplab/component";
+
+/**
+ * Which components each component calls (apps/server/src/components.ts wires these clients;
+ * a test keeps the two in step).
+ */
+export const CALL_GRAPH: Readonly<Record<ComponentName, readonly ComponentName[]>> = {
+  auth: [],
+  worldgen: [],
+  engine: ["music", "score"],
+  initiator: ["worldgen", "engine"],
+  music: [],
+  score: [],
+};
+
+/** Components the browser calls over Connect (the base URLs in the web client's /config.json). */
+export const BROWSER_CONNECT: readonly ComponentName[] = ["auth", "initiator", "score"];
+
+/** Fully qualified proto service of each component: its Connect routes are `/<service>/<Method>`. */
+export const CONNECT_SERVICES: Readonly<Record<ComponentName, string>> = {
+  auth: "flaplab.auth.v1.AuthService",
+  worldgen: "flaplab.worldgen.v1.WorldGenService",
+  engine: "flaplab.engine.v1.EngineService",
+  initiator: "flaplab.initiator.v1.InitiatorService",
+  music: "flaplab.music.v1.MusicService",
+  score: "flaplab.score.v1.ScoreService",
+};
+
+/** Stream paths browsers open on the stream server (WebTransport, or its WebSocket mapping). */
+export const STREAM_PATHS: Readonly<Partial<Record<ComponentName, string>>> = {
+  engine: "/engine/v1/game",
+  music: "/music/v1/music",
+};
+
+/** Load-balancer path pattern that matches every Connect/gRPC/gRPC-Web route of a component. */
+export function connectPathPattern(component: ComponentName): string {
+  return `/${CONNECT_SERVICES[component]}/*`;
+}
+
+/** Load-balancer path pattern that matches a component's stream path (query string aside). */
+export function streamPathPattern(component: ComponentName): string | undefined {
+  const path = STREAM_PATHS[component];
+  return path === undefined ? undefined : `${path}*`;
+}

@@ -1,0 +1,41 @@
+export {
+  APP_NAME,
+  CLOUD_MAP_NAMESPACE,
+  CONNECT_PORT,
+  DATA_DIR,
+  DEFAULT_REGION,
+  DEFAULT_TASK_SIZE,
+  ENV,
+  FARGATE_SIZES,
+  PlanError,
+  STREAM_PORT,
+  cloudRegion,
+  cloudTopology,
+  componentUrlEnv,
+  pascalCase,
+  planDeployment,
+} from "./plan.js";
+export type {
+  AlbRoute,
+  CallEdgePlan,
+  ContainerPort,
+  DatabasePlan,
+  DeployValue,
+  DeploymentPlan,
+  FargateCpu,
+  FargateMemory,
+  Http3Plan,
+  LoadBalancerPlan,
+  PlanOptions,
+  RegionPlan,
+  ServicePlan,
+  TaskSize,
+  WebConfig,
+  WebPlan,
+} from "./plan.js";
+export { STAGES, TOPOLOGIES_DIR, isStage, loadStageTopology, stageTopology } from "./stages.js";
+export type { Stage } from "./stages.js";
+export { BROWSER_CONNECT, CALL_GRAPH, CONNECT_SERVICES, STREAM_PATHS, connectPathPattern, streamPathPattern } from "./calls.js";
+export { REGION_RTT_MS, regionRttMs } from "./rtt.js";
+export { DEFAULT_COST_ASSUMPTIONS, PRICES_US_EAST_1, estimateHourlyCost } from "./cost.js";
+export type { CostAssumptions, CostEstimate, CostLine, PriceList } from "./cost.js";

@@ -1,0 +1,578 @@
+import { COMPONENT_NAMES, type ComponentName } from "@flaplab/component";
+import type { GroupSpec, NetworkSettings, Topology } from "@flaplab/runtime";
+import { BROWSER_CONNECT, CALL_GRAPH, connectPathPattern, STREAM_PATHS, streamPathPattern } from "./calls.js";
+import { regionRttMs } from "./rtt.js";
+
+export const APP_NAME = "flaplab";
+/** Region for groups placed in "local" unless the options say otherwise. */
+export const DEFAULT_REGION = "us-east-1";
+/** Container port of the Connect host (HTTP/1.1 and h2c). */
+export const CONNECT_PORT = 8080;
+/** Container port of the stream server (TLS: HTTP/2, WebSocket mapping, HTTP/3 when installed). */
+export const STREAM_PORT = 8443;
+/** Data directory inside the container (task-local ephemeral storage). */
+export const DATA_DIR = "/var/lib/flaplab";
+/** Cloud Map namespace SST's Vpc creates; services register as `<name>.<stage>.<app>.sst`. */
+export const CLOUD_MAP_NAMESPACE = "sst";
+
+/** Environment variables of a service (besides FLAPLAB_<COMPONENT>_URL). */
+export const ENV = {
+  topology: "FLAPLAB_TOPOLOGY",
+  topologyJson: "FLAPLAB_TOPOLOGY_JSON",
+  group: "FLAPLAB_GROUP",
+  dataDir: "FLAPLAB_DATA_DIR",
+  region: "FLAPLAB_REGION",
+  zone: "FLAPLAB_ZONE",
+  http3: "FLAPLAB_HTTP3",
+  jwtPublicKey: "FLAPLAB_JWT_PUBLIC_KEY",
+  jwtPrivateKey: "FLAPLAB_JWT_PRIVATE_KEY",
+  scoreDatabaseUrl: "FLAPLAB_SCORE_DATABASE_URL",
+} as const;
+
+/** Environment variable holding the base URL a caller dials for `component`. */
+export function componentUrlEnv(component: ComponentName): string {
+  return `FLAPLAB_${component.toUpperCase()}_URL`;
+}
+
+/** Fargate CPU sizes and the memory sizes each allows. */
+export const FARGATE_SIZES = {
+  "0.25 vCPU": ["0.5 GB", "1 GB", "2 GB"],
+  "0.5 vCPU": ["1 GB", "2 GB", "3 GB", "4 GB"],
+  "1 vCPU": ["2 GB", "3 GB", "4 GB", "5 GB", "6 GB", "7 GB", "8 GB"],
+  "2 vCPU": ["4 GB", "5 GB", "6 GB", "7 GB", "8 GB", "9 GB", "10 GB", "11 GB", "12 GB", "13 GB", "14 GB", "15 GB", "16 GB"],
+  "4 vCPU": ["8 GB", "10 GB", "12 GB", "14 GB", "16 GB", "20 GB", "24 GB", "28 GB", "30 GB"],
+} as const;
+export type FargateCpu = keyof typeof FARGATE_SIZES;
+export type FargateMemory = `${number} GB`;
+export interface TaskSize {
+  readonly cpu: FargateCpu;
+  readonly memory: FargateMemory;
+}
+export const DEFAULT_TASK_SIZE: TaskSize = { cpu: "0.25 vCPU", memory: "0.5 GB" };
+
+export interface PlanOptions {
+  /** SST stage; part of resource and host names ([a-z][a-z0-9-]*). */
+  readonly stage: string;
+  /** DNS zone (Route 53) under which the stage's host names are created: FLAPLAB_DOMAIN. */
+  readonly domain: string;
+  /** Region for groups placed in "local" (default us-east-1). */
+  readonly defaultRegion?: string;
+  /** Region of the app's default provider: SST state and the web site (default: defaultRegion). */
+  readonly homeRegion?: string;
+  /** Name the servers load their topology by (FLAPLAB_TOPOLOGY; default: the topology's name). */
+  readonly topologyName?: string;
+  /** Groups whose stream server is also offered as native HTTP/3 (UDP 443 through a network load balancer). */
+  readonly http3Groups?: readonly string[];
+  /** Task size of every service (default 0.25 vCPU / 0.5 GB). */
+  readonly size?: TaskSize;
+  /** Task size per group name, overriding `size`. */
+  readonly sizes?: Readonly<Record<string, TaskSize>>;
+}
+
+/** An environment value known only at deploy time. */
+export type DeployValue =
+  | { readonly from: "secret"; readonly name: "JwtPrivateKey" | "JwtPublicKey"; readonly sensitive: boolean }
+  | { readonly from: "database"; readonly name: string; readonly sensitive: true };
+
+export type ContainerPort = `${typeof CONNECT_PORT}/http` | `${typeof STREAM_PORT}/https`;
+
+/** One path rule on a region's shared HTTPS load balancer (listener 443/https). */
+export interface AlbRoute {
+  /** Path pattern, e.g. "/flaplab.auth.v1.AuthService/*". */
+  readonly path: string;
+  /** ServicePlan.name of the target. */
+  readonly service: string;
+  readonly component: ComponentName;
+  readonly kind: "connect" | "stream";
+  readonly forward: ContainerPort;
+  /** Listener rule priority, unique within the region. */
+  readonly priority: number;
+  /** Why the route is public: the browser calls it, or a caller in another region does. */
+  readonly reason: "browser" | "cross-region";
+}
+
+export interface LoadBalancerPlan {
+  /** SST component name of the region's shared Alb. */
+  readonly name: string;
+  /** The region's host name (`<region>.<stage>.<domain>`). */
+  readonly host: string;
+  /** Host names of the region's public groups; aliases on the same certificate and load balancer. */
+  readonly aliases: readonly string[];
+  readonly url: string;
+  readonly routes: readonly AlbRoute[];
+}
+
+/** Native HTTP/3 for one group's stream server: a network load balancer passing TCP and UDP 443 through. */
+export interface Http3Plan {
+  /** Prefix of the network load balancer's resource names. */
+  readonly name: string;
+  readonly host: string;
+  readonly url: string;
+  readonly listenPort: 443;
+  readonly containerPort: typeof STREAM_PORT;
+}
+
+export interface ServicePlan {
+  /** SST component and ECS service name (PascalCase of the group name). */
+  readonly name: string;
+  readonly group: string;
+  readonly components: readonly ComponentName[];
+  readonly region: string;
+  /** Zone letter from the topology (a, b, c, …). */
+  readonly zone: string;
+  /** AWS availability zone, `<region><zone>`. */
+  readonly availabilityZone: string;
+  /** Index of availabilityZone in the region's VPC zone list, which is also the index of its public subnet. */
+  readonly subnetIndex: number;
+  readonly size: TaskSize;
+  /** Cloud Map host name inside the region's VPC. */
+  readonly privateHost: string;
+  /** `http://<privateHost>:8080`, for callers in the same region. */
+  readonly privateUrl: string;
+  /** Public host name of the group (`<group>.<stage>.<domain>`), on the region's load balancer. */
+  readonly publicHost: string;
+  /** `https://<publicHost>` when any of its Connect routes is public. */
+  readonly publicUrl?: string;
+  /** Base URL browsers open this group's streams at, when it runs the engine or music. */
+  readonly streamUrl?: string;
+  readonly albRoutes: readonly AlbRoute[];
+  readonly http3?: Http3Plan;
+  /** Plain environment values. */
+  readonly environment: Readonly<Record<string, string>>;
+  /** Environment values resolved at deploy time (secrets, database URL). */
+  readonly deployEnvironment: Readonly<Record<string, DeployValue>>;
+}
+
+export interface RegionPlan {
+  readonly region: string;
+  /** PascalCase of the region (EuWest1), used in resource names. */
+  readonly key: string;
+  /** Name of the region's explicit aws.Provider. */
+  readonly providerName: string;
+  readonly vpcName: string;
+  readonly clusterName: string;
+  /** The VPC's availability zones (at least two: load balancers and RDS need two). */
+  readonly availabilityZones: readonly string[];
+  /** ServicePlan names in this region. */
+  readonly services: readonly string[];
+  /** The shared HTTPS load balancer, when anything in the region is public. */
+  readonly loadBalancer?: LoadBalancerPlan;
+}
+
+/** A call between two different process groups. */
+export interface CallEdgePlan {
+  readonly caller: ComponentName;
+  readonly callee: ComponentName;
+  /** ServicePlan names. */
+  readonly from: string;
+  readonly to: string;
+  readonly crossRegion: boolean;
+  readonly crossZone: boolean;
+  /** Base URL the caller dials: the callee's public HTTPS endpoint across regions, its Cloud Map name within one. */
+  readonly url: string;
+  readonly network: NetworkSettings;
+  /** Median RTT between the two regions, when cross-region and in the table. */
+  readonly rttMs?: number;
+}
+
+export interface DatabasePlan {
+  readonly name: string;
+  readonly engine: "postgres";
+  readonly component: ComponentName;
+  /** ServicePlan name of the service that uses it. */
+  readonly service: string;
+  readonly region: string;
+  readonly instance: "t4g.micro";
+  readonly storage: "20 GB";
+  /** Environment variable carrying its connection URL. */
+  readonly env: string;
+}
+
+/** `/config.json` of the web client (apps/web/src/config.ts). */
+export interface WebConfig {
+  readonly authUrl: string;
+  readonly initiatorUrl: string;
+  readonly scoreUrl: string;
+  readonly topology: string;
+  readonly http3: boolean;
+}
+
+export interface WebPlan {
+  readonly name: string;
+  readonly host: string;
+  readonly url: string;
+  /** The web site lives with the default provider. */
+  readonly region: string;
+  readonly config: WebConfig;
+}
+
+export interface DeploymentPlan {
+  readonly app: string;
+  readonly stage: string;
+  /** The topology's name. */
+  readonly topology: string;
+  readonly domain: string;
+  readonly homeRegion: string;
+  readonly regions: readonly RegionPlan[];
+  readonly services: readonly ServicePlan[];
+  readonly edges: readonly CallEdgePlan[];
+  readonly databases: readonly DatabasePlan[];
+  readonly web: WebPlan;
+  /** Things the plan cannot do for this topology, in words. */
+  readonly warnings: readonly string[];
+}
+
+export class PlanError extends Error {
+  override readonly name = "PlanError";
+}
+
+const STAGE_RE = /^[a-z][a-z0-9-]*$/;
+const DOMAIN_RE = /^(?=.{1,200}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/;
+const REGION_RE = /^[a-z]{2}(-gov)?-[a-z]+-\d$/;
+const ZONE_RE = /^[a-z]$/;
+/** SST component names the plan uses for things other than services. */
+const RESERVED_NAMES = new Set(["Web", "ScoreDatabase", "JwtPrivateKey", "JwtPublicKey"]);
+
+/** "us-east-1" → "UsEast1", "music-eu" → "MusicEu". */
+export function pascalCase(name: string): string {
+  return name
+    .split("-")
+    .filter((p) => p.length > 0)
+    .map((p) => p[0]!.toUpperCase() + p.slice(1))
+    .join("");
+}
+
+/** The AWS region a topology group runs in. */
+export function cloudRegion(group: Pick<GroupSpec, "region">, defaultRegion = DEFAULT_REGION): string {
+  return group.region === "local" ? defaultRegion : group.region;
+}
+
+/**
+ * Maps a topology to what runs in the cloud: one ECS service per process group in the group's
+ * region and zone, the shared load balancer per region, the call edges and their URLs, the
+ * score database and the web client's configuration. Pure: no I/O, same input → same plan.
+ */
+export function planDeployment(topology: Topology, options: PlanOptions): DeploymentPlan {
+  const { stage, domain } = options;
+  if (!STAGE_RE.test(stage)) throw new PlanError(`stage "${stage}" must match [a-z][a-z0-9-]*`);
+  if (!DOMAIN_RE.test(domain)) throw new PlanError(`domain "${domain}" is not a lower-case DNS name`);
+  const defaultRegion = options.defaultRegion ?? DEFAULT_REGION;
+  if (!REGION_RE.test(defaultRegion)) throw new PlanError(`default region "${defaultRegion}" is not an AWS region name`);
+  const homeRegion = options.homeRegion ?? defaultRegion;
+  if (!REGION_RE.test(homeRegion)) throw new PlanError(`home region "${homeRegion}" is not an AWS region name`);
+  const topologyName = options.topologyName ?? topology.name;
+  const warnings: string[] = [];
+
+  // Placement of each group.
+  interface Placed {
+    readonly spec: GroupSpec;
+    readonly name: string;
+    readonly region: string;
+    readonly zone: string;
+  }
+  const placed: Placed[] = [];
+  const names = new Set<string>();
+  for (const spec of topology.groups) {
+    const region = cloudRegion(spec, defaultRegion);
+    if (!REGION_RE.test(region)) {
+      throw new PlanError(`group "${spec.name}": region "${region}" is not an AWS region name (or "local")`);
+    }
+    if (!ZONE_RE.test(spec.zone)) throw new PlanError(`group "${spec.name}": zone "${spec.zone}" must be one letter (a, b, c, …)`);
+    const name = pascalCase(spec.name);
+    if (RESERVED_NAMES.has(name) || /^(Aws|Vpc|Cluster|Alb|Nlb)[A-Z0-9]/.test(name)) throw new PlanError(`group "${spec.name}": its service name ${name} is reserved`);
+    if (names.has(name)) throw new PlanError(`group "${spec.name}": service name ${name} is used by another group`);
+    if (REGION_RE.test(spec.name) || spec.name.startsWith("h3-")) {
+      throw new PlanError(`group "${spec.name}": the name would clash with a load balancer's host name`);
+    }
+    names.add(name);
+    placed.push({ spec, name, region, zone: spec.zone });
+  }
+  const byComponent = new Map<ComponentName, Placed>();
+  for (const p of placed) for (const c of p.spec.components) byComponent.set(c, p);
+  const placeOf = (c: ComponentName): Placed => {
+    const p = byComponent.get(c);
+    if (!p) throw new PlanError(`topology ${topology.name} does not place ${c}`);
+    return p;
+  };
+
+  // Regions in order of first appearance, each with its zones (padded to two).
+  const regionNames = [...new Set(placed.map((p) => p.region))];
+  const regionZones = new Map<string, string[]>();
+  for (const region of regionNames) {
+    const letters = [...new Set(placed.filter((p) => p.region === region).map((p) => p.zone))].sort();
+    for (const pad of ["a", "b", "c"]) if (letters.length < 2 && !letters.includes(pad)) letters.push(pad);
+    regionZones.set(region, letters.sort());
+  }
+
+  const host = (label: string): string => `${label}.${stage}.${domain}`;
+  const privateHostOf = (p: Placed): string => `${p.name}.${stage}.${APP_NAME}.${CLOUD_MAP_NAMESPACE}`.toLowerCase();
+  const privateUrlOf = (p: Placed): string => `http://${privateHostOf(p)}:${CONNECT_PORT}`;
+  const publicUrlOf = (p: Placed): string => `https://${host(p.spec.name)}`;
+
+  // HTTP/3 groups.
+  const http3 = new Map<string, Http3Plan>();
+  for (const groupName of options.http3Groups ?? []) {
+    const p = placed.find((q) => q.spec.name === groupName);
+    if (!p) throw new PlanError(`http3 group "${groupName}" is not a group of topology ${topology.name}`);
+    if (!p.spec.components.some((c) => STREAM_PATHS[c] !== undefined)) {
+      throw new PlanError(`http3 group "${groupName}" runs no stream server (neither engine nor music)`);
+    }
+    const h3Host = host(`h3-${p.spec.name}`);
+    http3.set(p.spec.name, { name: `Nlb${p.name}`, host: h3Host, url: `https://${h3Host}`, listenPort: 443, containerPort: STREAM_PORT });
+  }
+
+  // Calls between groups.
+  const edges: CallEdgePlan[] = [];
+  for (const from of placed) {
+    for (const caller of from.spec.components) {
+      for (const callee of CALL_GRAPH[caller]) {
+        const to = placeOf(callee);
+        if (to === from) continue;
+        const crossRegion = to.region !== from.region;
+        const network = topology.edges.get(`${caller}->${callee}`) ?? topology.network;
+        const rtt = crossRegion ? regionRttMs(from.region, to.region) : undefined;
+        edges.push({
+          caller,
+          callee,
+          from: from.name,
+          to: to.name,
+          crossRegion,
+          crossZone: !crossRegion && to.zone !== from.zone,
+          url: crossRegion ? publicUrlOf(to) : privateUrlOf(to),
+          network,
+          ...(rtt === undefined ? {} : { rttMs: rtt }),
+        });
+        if (crossRegion && network.protocol === "grpc") {
+          warnings.push(
+            `${caller}->${callee} is gRPC across regions; the load balancer forwards HTTP/1.1 to targets, so use connect or grpc-web on that edge`,
+          );
+        }
+        if (crossRegion) {
+          warnings.push(
+            `${caller}->${callee} crosses regions: the caller must dial ${componentUrlEnv(callee)} (https); a topology address can only say http://host:port`,
+          );
+        }
+      }
+    }
+  }
+
+  // Public routes on each region's shared load balancer.
+  const routesOf = new Map<string, AlbRoute[]>();
+  for (const p of placed) {
+    const routes: AlbRoute[] = [];
+    for (const c of p.spec.components) {
+      const idx = COMPONENT_NAMES.indexOf(c);
+      const calledFromElsewhere = edges.some((e) => e.callee === c && e.crossRegion);
+      if (BROWSER_CONNECT.includes(c) || calledFromElsewhere) {
+        routes.push({
+          path: connectPathPattern(c),
+          service: p.name,
+          component: c,
+          kind: "connect",
+          forward: `${CONNECT_PORT}/http`,
+          priority: 100 + idx * 10,
+          reason: BROWSER_CONNECT.includes(c) ? "browser" : "cross-region",
+        });
+      }
+      const stream = streamPathPattern(c);
+      if (stream !== undefined && !http3.has(p.spec.name)) {
+        routes.push({
+          path: stream,
+          service: p.name,
+          component: c,
+          kind: "stream",
+          forward: `${STREAM_PORT}/https`,
+          priority: 100 + idx * 10 + 5,
+          reason: "browser",
+        });
+      }
+    }
+    routesOf.set(p.name, routes);
+  }
+
+  const regions: RegionPlan[] = regionNames.map((region) => {
+    const key = pascalCase(region);
+    const inRegion = placed.filter((p) => p.region === region);
+    const routes = inRegion.flatMap((p) => routesOf.get(p.name) ?? []);
+    const publicGroups = inRegion.filter((p) => (routesOf.get(p.name) ?? []).length > 0);
+    const lbHost = host(region);
+    return {
+      region,
+      key,
+      providerName: `Aws${key}`,
+      vpcName: `Vpc${key}`,
+      clusterName: `Cluster${key}`,
+      availabilityZones: regionZones.get(region)!.map((z) => `${region}${z}`),
+      services: inRegion.map((p) => p.name),
+      ...(routes.length === 0
+        ? {}
+        : {
+            loadBalancer: {
+              name: `Alb${key}`,
+              host: lbHost,
+              aliases: publicGroups.map((p) => host(p.spec.name)),
+              url: `https://${lbHost}`,
+              routes,
+            },
+          }),
+    };
+  });
+
+  const scorePlace = placeOf("score");
+  const databases: DatabasePlan[] = [
+    {
+      name: "ScoreDatabase",
+      engine: "postgres",
+      component: "score",
+      service: scorePlace.name,
+      region: scorePlace.region,
+      instance: "t4g.micro",
+      storage: "20 GB",
+      env: ENV.scoreDatabaseUrl,
+    },
+  ];
+
+  const streamUrlOf = (p: Placed): string | undefined => {
+    if (!p.spec.components.some((c) => STREAM_PATHS[c] !== undefined)) return undefined;
+    return http3.get(p.spec.name)?.url ?? publicUrlOf(p);
+  };
+
+  const bare: ServicePlan[] = placed.map((p) => {
+    const zones = regionZones.get(p.region)!;
+    const albRoutes = routesOf.get(p.name) ?? [];
+    const hasPublicConnect = albRoutes.some((r) => r.kind === "connect");
+    const streamUrl = streamUrlOf(p);
+    const h3 = http3.get(p.spec.name);
+    const size = options.sizes?.[p.spec.name] ?? options.size ?? DEFAULT_TASK_SIZE;
+    checkSize(size, p.spec.name);
+
+    const environment: Record<string, string> = {
+      [ENV.topology]: topologyName,
+      [ENV.group]: p.spec.name,
+      [ENV.dataDir]: DATA_DIR,
+      [ENV.region]: p.region,
+      [ENV.zone]: `${p.region}${p.zone}`,
+    };
+    for (const e of edges) {
+      if (e.from === p.name) environment[componentUrlEnv(e.callee)] = e.url;
+    }
+    if (h3) environment[ENV.http3] = "1";
+    const deployEnvironment: Record<string, DeployValue> = {
+      [ENV.jwtPublicKey]: { from: "secret", name: "JwtPublicKey", sensitive: false },
+    };
+    if (p.spec.components.includes("auth")) {
+      deployEnvironment[ENV.jwtPrivateKey] = { from: "secret", name: "JwtPrivateKey", sensitive: true };
+    }
+    for (const db of databases) {
+      if (db.service === p.name) deployEnvironment[db.env] = { from: "database", name: db.name, sensitive: true };
+    }
+
+    return {
+      name: p.name,
+      group: p.spec.name,
+      components: p.spec.components,
+      region: p.region,
+      zone: p.zone,
+      availabilityZone: `${p.region}${p.zone}`,
+      subnetIndex: zones.indexOf(p.zone),
+      size,
+      privateHost: privateHostOf(p),
+      privateUrl: privateUrlOf(p),
+      publicHost: host(p.spec.name),
+      ...(hasPublicConnect ? { publicUrl: publicUrlOf(p) } : {}),
+      ...(streamUrl === undefined ? {} : { streamUrl }),
+      albRoutes,
+      ...(h3 ? { http3: h3 } : {}),
+      environment,
+      deployEnvironment,
+    };
+  });
+
+  // The process-local view each server needs: the same topology with cloud addresses.
+  const services: ServicePlan[] = bare.map((s) => ({
+    ...s,
+    environment: { ...s.environment, [ENV.topologyJson]: JSON.stringify(cloudTopology(topology, bare, s, { stage, domain })) },
+  }));
+
+  const urlOf = (c: ComponentName): string => {
+    const s = services.find((x) => x.components.includes(c))!;
+    return s.publicUrl!;
+  };
+  const streamGroups = services.filter((s) => s.streamUrl !== undefined);
+  const webHost = host("web");
+  const web: WebPlan = {
+    name: "Web",
+    host: webHost,
+    url: `https://${webHost}`,
+    region: homeRegion,
+    config: {
+      authUrl: urlOf("auth"),
+      initiatorUrl: urlOf("initiator"),
+      scoreUrl: urlOf("score"),
+      topology: topology.name,
+      http3: streamGroups.length > 0 && streamGroups.every((s) => s.http3 !== undefined),
+    },
+  };
+
+  return {
+    app: APP_NAME,
+    stage,
+    topology: topology.name,
+    domain,
+    homeRegion,
+    regions,
+    services,
+    edges,
+    databases,
+    web,
+    warnings,
+  };
+}
+
+function checkSize(size: TaskSize, group: string): void {
+  const allowed = FARGATE_SIZES[size.cpu] as readonly string[] | undefined;
+  if (!allowed) throw new PlanError(`group "${group}": cpu "${size.cpu}" is not a Fargate size`);
+  if (!allowed.includes(size.memory)) {
+    throw new PlanError(`group "${group}": ${size.cpu} allows ${allowed.join(", ")}, not ${size.memory}`);
+  }
+}
+
+/**
+ * The topology as one service sees it in the cloud, in the topology-file format: its own group
+ * listens on all interfaces at the container ports; groups in the same region are reached at
+ * their Cloud Map names; groups in other regions at their public host names (port 443).
+ */
+export function cloudTopology(
+  topology: Topology,
+  services: readonly ServicePlan[],
+  self: ServicePlan,
+  hosts: { readonly stage: string; readonly domain: string },
+): Record<string, unknown> {
+  const groups: Record<string, unknown> = {};
+  for (const s of services) {
+    const spec = topology.groups.find((g) => g.name === s.group)!;
+    const own = s === self;
+    const sameRegion = s.region === self.region;
+    const dialHost = sameRegion ? s.privateHost : s.publicHost;
+    groups[s.group] = {
+      components: s.components,
+      region: s.region,
+      zone: s.zone,
+      address: own ? `0.0.0.0:${CONNECT_PORT}` : `${dialHost}:${sameRegion ? CONNECT_PORT : 443}`,
+      streamAddress: own ? `0.0.0.0:${STREAM_PORT}` : `${dialHost}:${STREAM_PORT}`,
+      publicUrl: s.publicUrl ?? s.privateUrl,
+      streamPublicUrl: s.streamUrl ?? `https://${s.publicHost}`,
+      inProcess: spec.inProcess,
+    };
+  }
+  const webHost = `web.${hosts.stage}.${hosts.domain}`;
+  return {
+    name: topology.name,
+    description: `${topology.name} in the cloud (stage ${hosts.stage}), as seen by group ${self.group}`,
+    network: topology.network,
+    edges: Object.fromEntries(topology.edges),
+    groups,
+    browser: topology.browser,
+    web: { address: `${webHost}:443`, publicUrl: `https://${webHost}/` },
+  };
+}

@@ -1,0 +1,274 @@
+import { loadTopology, parseTopology, type Topology } from "@flaplab/runtime";
+import { beforeAll, describe, expect, it } from "vitest";
+import {
+  componentUrlEnv,
+  ENV,
+  planDeployment,
+  PlanError,
+  stageTopology,
+  type DeploymentPlan,
+  type PlanOptions,
+  type ServicePlan,
+} from "../src/index.js";
+
+const DOMAIN = "flaplab.example.org";
+// The web client's own validator (a DOM-typed module, so loaded by path rather than type-checked here).
+const WEB_CONFIG_MODULE = "../../apps/web/src/config.js";
+type ParseConfig = (value: unknown) => { authUrl: string; initiatorUrl: string; scoreUrl: string; topology: string; http3: boolean };
+const topologies: Record<string, Topology> = {};
+
+beforeAll(async () => {
+  for (const stage of ["monolith", "microservices", "multiaz", "multiregion"]) {
+    topologies[stage] = await loadTopology(stageTopology(stage));
+  }
+});
+
+function plan(stage: string, extra: Partial<PlanOptions> = {}): DeploymentPlan {
+  return planDeployment(topologies[stage]!, { stage, domain: DOMAIN, ...extra });
+}
+
+function service(p: DeploymentPlan, group: string): ServicePlan {
+  const s = p.services.find((x) => x.group === group);
+  if (!s) throw new Error(`no service for group ${group}`);
+  return s;
+}
+
+describe("monolith", () => {
+  it("is one service in the default region behind one load balancer", () => {
+    const p = plan("monolith");
+    expect(p.services).toHaveLength(1);
+    expect(p.regions.map((r) => r.region)).toEqual(["us-east-1"]);
+    const s = p.services[0]!;
+    expect(s).toMatchObject({ name: "Monolith", region: "us-east-1", availabilityZone: "us-east-1a", subnetIndex: 0 });
+    expect(p.edges).toEqual([]);
+    // Browsers reach auth, initiator and score over Connect and both streams over the WebSocket mapping.
+    const routes = p.regions[0]!.loadBalancer!.routes;
+    expect(routes.map((r) => `${r.kind}:${r.component}`).sort()).toEqual(
+      ["connect:auth", "connect:initiator", "connect:score", "stream:engine", "stream:music"].sort(),
+    );
+    expect(routes.every((r) => r.reason === "browser" && r.service === "Monolith")).toBe(true);
+    expect(s.streamUrl).toBe(`https://monolith.monolith.${DOMAIN}`);
+  });
+
+  it("maps the region \"local\" to the configured default region", () => {
+    const p = plan("monolith", { defaultRegion: "eu-central-1" });
+    expect(p.services[0]!.region).toBe("eu-central-1");
+    expect(p.regions[0]!.availabilityZones).toEqual(["eu-central-1a", "eu-central-1b"]);
+    expect(p.databases[0]!.region).toBe("eu-central-1");
+  });
+});
+
+describe("microservices", () => {
+  it("is six services in one region, calling each other at their Cloud Map names", () => {
+    const p = plan("microservices");
+    expect(p.services).toHaveLength(6);
+    expect(new Set(p.services.map((s) => s.region))).toEqual(new Set(["us-east-1"]));
+    expect(p.regions).toHaveLength(1);
+    expect(p.edges.map((e) => `${e.caller}->${e.callee}`).sort()).toEqual(
+      ["engine->music", "engine->score", "initiator->engine", "initiator->worldgen"],
+    );
+    for (const e of p.edges) {
+      expect(e.crossRegion).toBe(false);
+      expect(e.url).toMatch(/^http:\/\/[a-z]+\.microservices\.flaplab\.sst:8080$/);
+    }
+    expect(service(p, "engine").environment[componentUrlEnv("music")]).toBe("http://music.microservices.flaplab.sst:8080");
+    expect(service(p, "initiator").environment[componentUrlEnv("worldgen")]).toBe("http://worldgen.microservices.flaplab.sst:8080");
+  });
+
+  it("makes public only what browsers use: worldgen gets no load-balancer route", () => {
+    const p = plan("microservices");
+    expect(service(p, "worldgen").albRoutes).toEqual([]);
+    expect(service(p, "worldgen").publicUrl).toBeUndefined();
+    expect(service(p, "engine").albRoutes.map((r) => r.kind)).toEqual(["stream"]);
+    expect(service(p, "auth").publicUrl).toBe(`https://auth.microservices.${DOMAIN}`);
+    const priorities = p.regions[0]!.loadBalancer!.routes.map((r) => r.priority);
+    expect(new Set(priorities).size).toBe(priorities.length);
+  });
+});
+
+describe("multiaz", () => {
+  it("spreads the groups over zones a/b/c of one region like FlappyGo", () => {
+    const p = plan("multiaz");
+    expect(p.regions).toHaveLength(1);
+    expect(p.regions[0]!.availabilityZones).toEqual(["us-east-1a", "us-east-1b", "us-east-1c"]);
+    const az = Object.fromEntries(p.services.map((s) => [s.group, s.availabilityZone]));
+    expect(az).toEqual({
+      auth: "us-east-1a",
+      worldgen: "us-east-1b",
+      engine: "us-east-1c",
+      initiator: "us-east-1a",
+      music: "us-east-1b",
+      score: "us-east-1c",
+    });
+    for (const s of p.services) expect(p.regions[0]!.availabilityZones[s.subnetIndex]).toBe(s.availabilityZone);
+    // Only engine (c) → score (c) stays inside one zone.
+    const crossZone = Object.fromEntries(p.edges.map((e) => [`${e.caller}->${e.callee}`, e.crossZone]));
+    expect(crossZone).toEqual({
+      "initiator->worldgen": true,
+      "initiator->engine": true,
+      "engine->music": true,
+      "engine->score": false,
+    });
+  });
+});
+
+describe("multiregion", () => {
+  it("places services in at least three regions with one provider per region", () => {
+    const p = plan("multiregion");
+    const regions = new Set(p.services.map((s) => s.region));
+    expect(regions.size).toBeGreaterThanOrEqual(3);
+    expect(p.regions.map((r) => r.region).sort()).toEqual([...regions].sort());
+    expect(new Set(p.regions.map((r) => r.providerName)).size).toBe(p.regions.length);
+    for (const r of p.regions) {
+      expect(r.services.length).toBeGreaterThan(0);
+      for (const name of r.services) expect(p.services.find((s) => s.name === name)!.region).toBe(r.region);
+    }
+  });
+
+  it("gives cross-region callers the callee's public HTTPS URL, never a private name", () => {
+    const p = plan("multiregion");
+    const cross = p.edges.filter((e) => e.crossRegion);
+    expect(cross.length).toBeGreaterThan(0);
+    for (const e of cross) {
+      expect(e.url).toMatch(/^https:\/\//);
+      expect(e.url).not.toMatch(/\.sst(:|$)/);
+      const caller = p.services.find((s) => s.name === e.from)!;
+      expect(caller.environment[componentUrlEnv(e.callee)]).toBe(e.url);
+      // ...and the callee's routes are on its region's load balancer.
+      const callee = p.services.find((s) => s.name === e.to)!;
+      expect(callee.publicUrl).toBe(e.url);
+      const lb = p.regions.find((r) => r.region === callee.region)!.loadBalancer!;
+      expect(lb.routes.some((r) => r.component === e.callee && r.kind === "connect")).toBe(true);
+      expect(lb.aliases).toContain(new URL(e.url).host);
+    }
+    expect(service(p, "engine").environment[componentUrlEnv("music")]).toBe(`https://music.multiregion.${DOMAIN}`);
+    // worldgen is called only from another region, so its route is there for that reason.
+    const worldgenRoute = service(p, "worldgen").albRoutes.find((r) => r.component === "worldgen")!;
+    expect(worldgenRoute.reason).toBe("cross-region");
+  });
+
+  it("approximates FlappyGo's published multi-region RTTs (within 15 ms)", () => {
+    const p = plan("multiregion");
+    const published: Record<string, number> = {
+      "engine->music": 31,
+      "initiator->engine": 117,
+      "engine->score": 164,
+      "initiator->worldgen": 173,
+    };
+    for (const [edge, ms] of Object.entries(published)) {
+      const e = p.edges.find((x) => `${x.caller}->${x.callee}` === edge)!;
+      expect(e.rttMs, edge).toBeDefined();
+      expect(Math.abs(e.rttMs! - ms), edge).toBeLessThanOrEqual(15);
+    }
+  });
+});
+
+describe("environment", () => {
+  it("gives every service its topology, group, data dir and the public key; the private key only to auth", () => {
+    for (const stage of ["monolith", "microservices", "multiaz", "multiregion"]) {
+      const p = plan(stage);
+      for (const s of p.services) {
+        expect(s.environment[ENV.topology]).toBe(stage);
+        expect(s.environment[ENV.group]).toBe(s.group);
+        expect(s.environment[ENV.dataDir]).toBe("/var/lib/flaplab");
+        expect(s.deployEnvironment[ENV.jwtPublicKey]).toEqual({ from: "secret", name: "JwtPublicKey", sensitive: false });
+        const runsAuth = s.components.includes("auth");
+        expect(s.deployEnvironment[ENV.jwtPrivateKey] !== undefined, `${stage}/${s.group}`).toBe(runsAuth);
+        const runsScore = s.components.includes("score");
+        expect(s.deployEnvironment[ENV.scoreDatabaseUrl] !== undefined, `${stage}/${s.group}`).toBe(runsScore);
+        expect(Object.keys(s.environment).some((k) => k.includes("PRIVATE"))).toBe(false);
+      }
+    }
+  });
+
+  it("puts the score database in the score group's region", () => {
+    const p = plan("multiregion");
+    expect(p.databases).toEqual([
+      expect.objectContaining({ engine: "postgres", component: "score", service: "Score", region: "sa-east-1" }),
+    ]);
+    expect(service(p, "score").deployEnvironment[ENV.scoreDatabaseUrl]).toEqual({
+      from: "database",
+      name: "ScoreDatabase",
+      sensitive: true,
+    });
+  });
+
+  it("hands each server a valid topology with cloud addresses for its own view", () => {
+    for (const stage of ["monolith", "microservices", "multiaz", "multiregion"]) {
+      const p = plan(stage);
+      for (const s of p.services) {
+        const t = parseTopology(JSON.parse(s.environment[ENV.topologyJson]!));
+        expect(t.name).toBe(topologies[stage]!.name);
+        for (const g of t.groups) {
+          const other = service(p, g.name);
+          if (g.name === s.group) {
+            expect(g.address).toBe("0.0.0.0:8080");
+            expect(g.streamAddress).toBe("0.0.0.0:8443");
+          } else if (other.region === s.region) {
+            expect(g.address).toBe(`${other.privateHost}:8080`);
+          } else {
+            expect(g.address).toBe(`${other.publicHost}:443`);
+          }
+          expect(g.region).toBe(other.region);
+          if (other.streamUrl) expect(g.streamPublicUrl).toBe(other.streamUrl);
+        }
+        // No loopback address of the local file survives.
+        expect(s.environment[ENV.topologyJson]).not.toContain("127.0.0.1");
+      }
+    }
+  });
+});
+
+describe("web client", () => {
+  it("gets a /config.json the web client accepts, pointing at the public endpoints", async () => {
+    const { parseConfig } = (await import(WEB_CONFIG_MODULE)) as { parseConfig: ParseConfig };
+    for (const stage of ["monolith", "multiregion"]) {
+      const p = plan(stage);
+      const config = parseConfig(JSON.parse(JSON.stringify(p.web.config)));
+      expect(config.authUrl).toBe(service(p, stage === "monolith" ? "monolith" : "auth").publicUrl);
+      expect(config.topology).toBe(stage);
+      expect(config.http3).toBe(false);
+    }
+    expect(plan("multiregion").web.config.initiatorUrl).toBe(`https://initiator.multiregion.${DOMAIN}`);
+  });
+});
+
+describe("HTTP/3", () => {
+  it("adds a UDP+TCP pass-through load balancer only for the configured groups", () => {
+    const p = plan("microservices", { http3Groups: ["engine"] });
+    const engine = service(p, "engine");
+    expect(engine.http3).toMatchObject({ host: `h3-engine.microservices.${DOMAIN}`, listenPort: 443, containerPort: 8443 });
+    expect(engine.streamUrl).toBe(`https://h3-engine.microservices.${DOMAIN}`);
+    expect(engine.albRoutes.some((r) => r.kind === "stream")).toBe(false);
+    expect(engine.environment[ENV.http3]).toBe("1");
+    expect(service(p, "music").http3).toBeUndefined();
+    expect(p.web.config.http3).toBe(false);
+    expect(plan("microservices", { http3Groups: ["engine", "music"] }).web.config.http3).toBe(true);
+    expect(plan("microservices").services.some((s) => s.http3 !== undefined)).toBe(false);
+  });
+
+  it("rejects unknown groups and groups without a stream server", () => {
+    expect(() => plan("microservices", { http3Groups: ["nosuch"] })).toThrow(PlanError);
+    expect(() => plan("microservices", { http3Groups: ["auth"] })).toThrow(/no stream server/);
+  });
+});
+
+describe("options", () => {
+  it("sizes tasks at 0.25 vCPU / 0.5 GB unless told otherwise, and checks Fargate combinations", () => {
+    expect(plan("microservices").services.every((s) => s.size.cpu === "0.25 vCPU" && s.size.memory === "0.5 GB")).toBe(true);
+    const p = plan("microservices", { sizes: { engine: { cpu: "1 vCPU", memory: "2 GB" } } });
+    expect(service(p, "engine").size).toEqual({ cpu: "1 vCPU", memory: "2 GB" });
+    expect(service(p, "music").size.cpu).toBe("0.25 vCPU");
+    expect(() => plan("monolith", { size: { cpu: "0.25 vCPU", memory: "4 GB" } })).toThrow(/allows/);
+  });
+
+  it("rejects bad stage names, domains and regions", () => {
+    expect(() => plan("monolith", { stage: "Prod" })).toThrow(PlanError);
+    expect(() => plan("monolith", { domain: "not a domain" })).toThrow(PlanError);
+    expect(() => plan("monolith", { defaultRegion: "moon" })).toThrow(PlanError);
+  });
+
+  it("is deterministic", () => {
+    expect(plan("multiregion")).toEqual(plan("multiregion"));
+  });
+});

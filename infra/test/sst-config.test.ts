@@ -1,0 +1,261 @@
+// Runs sst.config.ts's run() against stand-ins for SST's globals and records what it would create.
+// This checks the config's own logic offline (providers, regions, environment, zones, transforms);
+// whether AWS accepts the result can only be seen in a real deploy.
+import { resolve } from "node:path";
+import { loadTopology } from "@flaplab/runtime";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ENV, planDeployment, stageTopology, type DeploymentPlan } from "../src/index.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+// Loaded by path: its types come from .sst/platform, which only `sst install` creates (check-sst.sh).
+const CONFIG = resolve(ROOT, "sst.config.ts");
+const DOMAIN = "flaplab.example.org";
+
+class FakeOutput<T> {
+  constructor(readonly value: T) {}
+  apply<U>(fn: (v: T) => U): FakeOutput<unknown> {
+    const r = fn(this.value);
+    return r instanceof FakeOutput ? r : new FakeOutput(r);
+  }
+}
+const unwrap = (v: unknown): unknown => (v instanceof FakeOutput ? unwrap(v.value) : v);
+const out = <T>(v: T): FakeOutput<unknown> => (v instanceof FakeOutput ? v : new FakeOutput(v));
+
+interface Created {
+  readonly type: string;
+  readonly name: string;
+  readonly args: Record<string, unknown>;
+  readonly opts: { provider?: { name: string; args: { region: string } } } | undefined;
+  readonly self: Record<string, unknown>;
+}
+let created: Created[] = [];
+let cloudMapName: (name: string, stage: string) => string = (name, stage) => `${name}.${stage}.flaplab.sst`;
+
+function fake(type: string, extra: (name: string, args: Record<string, unknown>) => Record<string, unknown> = () => ({})) {
+  return class {
+    [key: string]: unknown;
+    constructor(name: string, args: Record<string, unknown> = {}, opts?: Created["opts"]) {
+      Object.assign(this, { name, args }, extra(name, args));
+      created.push({ type, name, args, opts, self: this });
+    }
+  };
+}
+
+function installGlobals(stage: string): void {
+  const g = globalThis as Record<string, unknown>;
+  g["$config"] = (c: unknown) => c;
+  g["$app"] = { name: "flaplab", stage };
+  g["$cli"] = { paths: { root: ROOT } };
+  g["$interpolate"] = (strings: TemplateStringsArray, ...values: unknown[]) =>
+    out(strings.reduce((acc, s, i) => acc + s + (i < values.length ? String(unwrap(values[i])) : ""), ""));
+  g["$output"] = out;
+  g["$util"] = { all: (items: unknown[]) => out(items.map(unwrap)) };
+  g["sst"] = {
+    Secret: fake("sst.Secret", (name) => ({ value: out(`<secret ${name}>`) })),
+    aws: {
+      Vpc: fake("sst.aws.Vpc", (name, args) => {
+        const azs = args["az"] as string[];
+        return {
+          id: out(`vpc-${name}`),
+          publicSubnets: out(azs.map((_, i) => `subnet-${name}-${i}`)),
+          securityGroups: out([`sg-${name}`]),
+          nodes: { publicSubnets: out(azs.map((az) => ({ availabilityZone: out(az) }))) },
+        };
+      }),
+      Cluster: fake("sst.aws.Cluster"),
+      Alb: fake("sst.aws.Alb", (name) => ({ url: out(`https://${name}/`) })),
+      Postgres: fake("sst.aws.Postgres", (name) => ({
+        username: out("postgres"),
+        password: out("p@ss/word"),
+        host: out(`${name}.rds`),
+        port: out(5432),
+        database: out("flaplab"),
+      })),
+      Service: fake("sst.aws.Service", (name) => ({ service: out(cloudMapName(name, (g["$app"] as { stage: string }).stage)) })),
+      StaticSite: fake("sst.aws.StaticSite", (name) => ({ url: out(`https://${name}/`) })),
+    },
+  };
+  g["aws"] = {
+    Provider: fake("aws.Provider"),
+    ssm: { Parameter: fake("aws.ssm.Parameter", (name) => ({ arn: out(`arn:ssm:${name}`) })) },
+    lb: {
+      LoadBalancer: fake("aws.lb.LoadBalancer", (name) => ({ arn: out(`arn:nlb:${name}`), dnsName: out(`${name}.elb`), zoneId: out("Z1") })),
+      TargetGroup: fake("aws.lb.TargetGroup", (name) => ({ arn: out(`arn:tg:${name}`) })),
+      Listener: fake("aws.lb.Listener"),
+    },
+    vpc: { SecurityGroupIngressRule: fake("aws.vpc.SecurityGroupIngressRule") },
+    route53: { getZoneOutput: () => ({ zoneId: out("Z123") }), Record: fake("aws.route53.Record") },
+  };
+}
+
+interface SstConfig {
+  app(): { name: string; home: string; providers: { aws: { region: string } } };
+  run(): Promise<Record<string, unknown>>;
+}
+let config: SstConfig;
+
+async function run(stage: string, env: Record<string, string> = {}): Promise<Record<string, unknown>> {
+  created = [];
+  installGlobals(stage);
+  const saved = { ...process.env };
+  Object.assign(process.env, { FLAPLAB_DOMAIN: DOMAIN }, env);
+  try {
+    return await config.run();
+  } finally {
+    for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
+    Object.assign(process.env, saved);
+  }
+}
+
+async function plan(stage: string, http3Groups: string[] = []): Promise<DeploymentPlan> {
+  return planDeployment(await loadTopology(stageTopology(stage)), { stage, domain: DOMAIN, topologyName: stage, http3Groups });
+}
+
+const ofType = (type: string) => created.filter((c) => c.type === type);
+
+beforeAll(async () => {
+  // The config reads these; the tests set what they need.
+  for (const key of ["FLAPLAB_DOMAIN", "FLAPLAB_DEFAULT_REGION", "FLAPLAB_HTTP3_GROUPS"]) delete process.env[key];
+  installGlobals("monolith");
+  config = ((await import(CONFIG)) as { default: SstConfig }).default;
+});
+afterEach(() => {
+  cloudMapName = (name, stage) => `${name}.${stage}.flaplab.sst`;
+});
+
+describe("sst.config.ts", () => {
+  it("is one app, flaplab, with its state and web site in the default region", () => {
+    const app = config.app();
+    expect(app).toMatchObject({ name: "flaplab", home: "aws", providers: { aws: { region: "us-east-1" } } });
+  });
+
+  it("refuses to run without FLAPLAB_DOMAIN", async () => {
+    installGlobals("monolith");
+    const saved = process.env["FLAPLAB_DOMAIN"];
+    delete process.env["FLAPLAB_DOMAIN"];
+    await expect(config.run()).rejects.toThrow(/FLAPLAB_DOMAIN/);
+    if (saved !== undefined) process.env["FLAPLAB_DOMAIN"] = saved;
+  });
+
+  it("creates one provider, VPC and cluster per region and every regional resource with that region's provider", async () => {
+    await run("multiregion");
+    const p = await plan("multiregion");
+    const providers = ofType("aws.Provider");
+    expect(providers.map((c) => (c.args as { region: string }).region).sort()).toEqual(p.regions.map((r) => r.region).sort());
+    expect(ofType("sst.aws.Vpc")).toHaveLength(p.regions.length);
+    expect(ofType("sst.aws.Cluster")).toHaveLength(p.regions.length);
+    for (const c of created) {
+      if (["aws.Provider", "sst.Secret", "sst.aws.StaticSite"].includes(c.type)) {
+        expect(c.opts?.provider, `${c.type} ${c.name}`).toBeUndefined();
+      } else {
+        expect(c.opts?.provider, `${c.type} ${c.name}`).toBeDefined();
+      }
+    }
+    for (const s of p.services) {
+      const svc = ofType("sst.aws.Service").find((c) => c.name === s.name)!;
+      expect(svc.opts!.provider!.args.region).toBe(s.region);
+    }
+    const db = ofType("sst.aws.Postgres");
+    expect(db).toHaveLength(1);
+    expect(db[0]!.opts!.provider!.args.region).toBe("sa-east-1");
+  });
+
+  it("gives each service the plan's environment, the public key in plain text and secrets through SSM", async () => {
+    await run("microservices");
+    const p = await plan("microservices");
+    const params = ofType("aws.ssm.Parameter");
+    for (const s of p.services) {
+      const args = ofType("sst.aws.Service").find((c) => c.name === s.name)!.args as {
+        environment: Record<string, unknown>;
+        ssm: Record<string, unknown>;
+        image: unknown;
+        cpu: string;
+        memory: string;
+      };
+      expect(args.image).toEqual({ context: ".", dockerfile: "apps/server/Dockerfile" });
+      expect([args.cpu, args.memory]).toEqual(["0.25 vCPU", "0.5 GB"]);
+      for (const [k, v] of Object.entries(s.environment)) expect(args.environment[k], k).toBe(v);
+      expect(unwrap(args.environment[ENV.jwtPublicKey])).toBe("<secret JwtPublicKey>");
+      expect(args.environment[ENV.jwtPrivateKey]).toBeUndefined();
+      const ssmKeys = Object.keys(args.ssm).sort();
+      const expected = [
+        ...(s.group === "auth" ? [ENV.jwtPrivateKey] : []),
+        ...(s.group === "score" ? [ENV.scoreDatabaseUrl] : []),
+      ];
+      expect(ssmKeys, s.group).toEqual(expected);
+    }
+    const dbParam = params.find((c) => c.name === "ScoreEnvScoreDatabase")!;
+    expect(unwrap(dbParam.args["value"])).toBe(
+      "postgres://postgres:p%40ss%2Fword@ScoreDatabase.rds:5432/flaplab?sslmode=require",
+    );
+    expect(dbParam.args["type"]).toBe("SecureString");
+  });
+
+  it("attaches public routes to the region's load balancer and pins each task to its zone's subnet", async () => {
+    await run("multiaz");
+    const p = await plan("multiaz");
+    const alb = ofType("sst.aws.Alb")[0]!;
+    expect(alb.args["domain"]).toEqual({ name: p.regions[0]!.loadBalancer!.host, aliases: p.regions[0]!.loadBalancer!.aliases });
+    for (const s of p.services) {
+      const args = ofType("sst.aws.Service").find((c) => c.name === s.name)!.args as {
+        loadBalancer?: { rules: { listen: string; forward: string; conditions: { path: string }; priority: number }[] };
+        transform: {
+          service: (a: Record<string, unknown>) => void;
+          target: (a: Record<string, unknown>) => void;
+        };
+      };
+      expect((args.loadBalancer?.rules ?? []).map((r) => r.conditions.path)).toEqual(s.albRoutes.map((r) => r.path));
+      const serviceArgs: Record<string, unknown> = {};
+      args.transform.service(serviceArgs);
+      const net = serviceArgs["networkConfiguration"] as { subnets: unknown[]; assignPublicIp: boolean };
+      expect(net.assignPublicIp).toBe(true);
+      expect(unwrap(net.subnets[0])).toBe(`subnet-VpcUsEast1-${s.subnetIndex}`);
+      const streamTarget: Record<string, unknown> = { port: 8443 };
+      args.transform.target(streamTarget);
+      expect(streamTarget["healthCheck"]).toMatchObject({ port: "8080", protocol: "HTTP", path: "/healthz" });
+      const connectTarget: Record<string, unknown> = { port: 8080 };
+      args.transform.target(connectTarget);
+      expect(connectTarget["healthCheck"]).toBeUndefined();
+    }
+    expect(ofType("sst.aws.Service").find((c) => c.name === "Worldgen")!.args["loadBalancer"]).toBeUndefined();
+  });
+
+  it("builds the web site with the plan's /config.json", async () => {
+    await run("multiregion");
+    const p = await plan("multiregion");
+    const site = ofType("sst.aws.StaticSite")[0]!;
+    expect(site.args["path"]).toBe("apps/web");
+    expect(site.args["domain"]).toBe(p.web.host);
+    expect(JSON.parse((site.args["environment"] as Record<string, string>)["FLAPLAB_WEB_CONFIG"]!)).toEqual(p.web.config);
+  });
+
+  it("adds a TCP+UDP network load balancer only for FLAPLAB_HTTP3_GROUPS", async () => {
+    await run("microservices");
+    expect(ofType("aws.lb.LoadBalancer")).toHaveLength(0);
+    await run("microservices", { FLAPLAB_HTTP3_GROUPS: "engine" });
+    expect(ofType("aws.lb.LoadBalancer").map((c) => c.name)).toEqual(["NlbEngine"]);
+    expect(ofType("aws.lb.Listener")[0]!.args).toMatchObject({ port: 443, protocol: "TCP_UDP" });
+    expect(ofType("aws.route53.Record")[0]!.args["name"]).toBe(`h3-engine.microservices.${DOMAIN}`);
+    const engine = ofType("sst.aws.Service").find((c) => c.name === "Engine")!.args as {
+      transform: { service: (a: Record<string, unknown>) => void; taskDefinition?: (a: Record<string, unknown>) => void };
+    };
+    const serviceArgs: Record<string, unknown> = { loadBalancers: [] };
+    engine.transform.service(serviceArgs);
+    expect(unwrap(serviceArgs["loadBalancers"])).toEqual([
+      { targetGroupArn: "arn:tg:NlbEngineTarget", containerName: "Engine", containerPort: 8443 },
+    ]);
+    const taskArgs: Record<string, unknown> = { containerDefinitions: JSON.stringify([{ portMappings: [{ containerPortRange: "1-65535" }] }]) };
+    engine.transform.taskDefinition!(taskArgs);
+    expect(JSON.parse(unwrap(taskArgs["containerDefinitions"]) as string)[0].portMappings).toContainEqual({
+      containerPort: 8443,
+      protocol: "udp",
+    });
+  });
+
+  it("fails if SST names a service's Cloud Map host differently from the plan", async () => {
+    const outputs = await run("microservices");
+    expect(unwrap(outputs["EnginePrivate"])).toBe("Engine.microservices.flaplab.sst");
+    cloudMapName = (name) => `${name}.elsewhere.sst`;
+    await expect(run("microservices")).rejects.toThrow(/differs from the planned/);
+  });
+});

@@ -1,0 +1,70 @@
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadTopology } from "@flaplab/runtime";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { componentUrlEnv, planDeployment, stageTopology, type DeploymentPlan } from "../src/index.js";
+
+const OPTIONS = { stage: "multiregion", domain: "flaplab.example.org" };
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "flaplab-infra-"));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+interface TopologyFile {
+  groups: Record<string, { region?: string; zone?: string; address: string }>;
+}
+
+/** Writes an edited copy of a stage's topology file, loads it like any topology, and plans it. */
+async function planEdited(stage: string, edit: (t: TopologyFile) => void): Promise<DeploymentPlan> {
+  const json = JSON.parse(await readFile(stageTopology(stage), "utf8")) as TopologyFile;
+  edit(json);
+  const path = join(dir, `${stage}-${Math.random().toString(36).slice(2)}.json`);
+  await writeFile(path, JSON.stringify(json, null, 2));
+  return planDeployment(await loadTopology(path), { ...OPTIONS, stage });
+}
+
+describe("the cloud plan follows the topology file", () => {
+  it("moving music into the engine's region moves its service and turns the engine's MUSIC URL private", async () => {
+    const before = await planEdited("multiregion", () => {});
+    const after = await planEdited("multiregion", (t) => {
+      t.groups["music"]!.region = "eu-west-1";
+    });
+    const musicBefore = before.services.find((s) => s.group === "music")!;
+    const musicAfter = after.services.find((s) => s.group === "music")!;
+    expect(musicBefore.region).toBe("eu-central-1");
+    expect(musicAfter.region).toBe("eu-west-1");
+    expect(before.regions.map((r) => r.region)).toContain("eu-central-1");
+    expect(after.regions.map((r) => r.region)).not.toContain("eu-central-1");
+    expect(after.regions.find((r) => r.region === "eu-west-1")!.services).toContain("Music");
+
+    const engineEnv = (p: DeploymentPlan) => p.services.find((s) => s.group === "engine")!.environment;
+    expect(engineEnv(before)[componentUrlEnv("music")]).toBe("https://music.multiregion.flaplab.example.org");
+    expect(engineEnv(after)[componentUrlEnv("music")]).toBe("http://music.multiregion.flaplab.sst:8080");
+    // Music is no longer called across regions, so its Connect route leaves the load balancer.
+    expect(musicAfter.albRoutes.map((r) => r.kind)).toEqual(["stream"]);
+  });
+
+  it("moving a group to another zone moves its service to that zone's subnet", async () => {
+    const before = await planEdited("multiaz", () => {});
+    const after = await planEdited("multiaz", (t) => {
+      t.groups["engine"]!.zone = "a";
+    });
+    const engine = (p: DeploymentPlan) => p.services.find((s) => s.group === "engine")!;
+    expect(engine(before)).toMatchObject({ availabilityZone: "us-east-1c", subnetIndex: 2 });
+    expect(engine(after)).toMatchObject({ availabilityZone: "us-east-1a", subnetIndex: 0 });
+    expect(after.edges.find((e) => e.caller === "engine" && e.callee === "score")!.crossZone).toBe(true);
+  });
+
+  it("ignores the local loopback addresses", async () => {
+    const before = await planEdited("multiregion", () => {});
+    const after = await planEdited("multiregion", (t) => {
+      for (const g of Object.values(t.groups)) g.address = g.address.replace("127.0.0.1:71", "127.0.0.1:91");
+    });
+    expect(after).toEqual(before);
+  });
+});

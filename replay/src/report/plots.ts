@@ -1,0 +1,79 @@
+import * as Plot from "@observablehq/plot";
+import { parseHTML } from "linkedom";
+import type { Group } from "./aggregate.js";
+import type { LatencyHistogram } from "./histogram.js";
+
+/** Plot renders into this server-side DOM; each chart is serialised to inline SVG markup. */
+function plotDocument(): Document {
+  const { document } = parseHTML("<!doctype html><html><head></head><body></body></html>");
+  return document as unknown as Document;
+}
+
+function render(options: Plot.PlotOptions): string {
+  const node = Plot.plot({ ...options, document: plotDocument() });
+  return node.outerHTML;
+}
+
+const STYLE = { fontSize: "11px", background: "white", color: "#222", overflow: "visible" } as const;
+
+/** Frame inter-arrival (ms) against time since the run's first frame (s), one line per run. */
+export function interArrivalPlot(group: Group): string | null {
+  const data: { run: string; t: number; ms: number }[] = [];
+  for (const run of group.pooled) {
+    const times = run.frameTimes;
+    for (let i = 1; i < times.length; i++) {
+      data.push({ run: run.id, t: (times[i]! - times[0]!) / 1000, ms: Math.round((times[i]! - times[i - 1]!) * 1000) / 1000 });
+    }
+  }
+  if (data.length === 0) return null;
+  return render({
+    width: 760,
+    height: 260,
+    marginLeft: 50,
+    style: STYLE,
+    x: { label: "time since first frame (s)" },
+    y: { label: "frame inter-arrival (ms)", grid: true },
+    color: { legend: true },
+    marks: [Plot.lineY(data, { x: "t", y: "ms", stroke: "run", strokeWidth: 1 })],
+  });
+}
+
+/** A CDF of one metric with one line per deployment (from each pooled histogram). */
+export function cdfPlot(metricLabel: string, series: readonly { deployment: string; histogram: LatencyHistogram }[]): string | null {
+  const data = series.flatMap(({ deployment, histogram }) => histogram.cdfPoints().map((p) => ({ deployment, ms: p.ms, share: p.share })));
+  if (data.length === 0) return null;
+  return render({
+    title: metricLabel,
+    width: 380,
+    height: 240,
+    marginLeft: 45,
+    style: STYLE,
+    x: { label: `${metricLabel} (ms)`, grid: true },
+    y: { label: "share of samples", domain: [0, 1], grid: true },
+    color: { legend: true },
+    marks: [Plot.line(data, { x: "ms", y: "share", stroke: "deployment", z: "deployment", curve: "step-after" }), Plot.ruleY([0])],
+  });
+}
+
+/** Per-RPC median latency as bars, with a whisker from the median to p99. */
+export function rpcPlot(group: Group): string | null {
+  const data = group.rpc
+    .filter((r) => r.stats.median !== null)
+    .map((r) => ({ rpc: r.label, median: r.stats.median!, p99: r.stats.p99! }));
+  if (data.length === 0) return null;
+  const longest = Math.max(...data.map((d) => d.rpc.length));
+  return render({
+    width: 760,
+    height: 40 + data.length * 26,
+    marginLeft: Math.min(320, 12 + longest * 6.5),
+    style: STYLE,
+    x: { label: "ms (bar: median, whisker: p99)", grid: true },
+    y: { label: null, domain: data.map((d) => d.rpc) },
+    marks: [
+      Plot.barX(data, { y: "rpc", x: "median", fill: "#4e79a7" }),
+      Plot.ruleY(data, { y: "rpc", x1: "median", x2: "p99", stroke: "#222" }),
+      Plot.tickX(data, { y: "rpc", x: "p99", stroke: "#222" }),
+      Plot.ruleX([0]),
+    ],
+  });
+}

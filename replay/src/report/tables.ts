@@ -1,0 +1,126 @@
+import { medianRpcRange, type Group, type Report } from "./aggregate.js";
+import { STAT_HEADERS, STAT_KEYS, type Stats } from "./histogram.js";
+import type { RunData } from "./load.js";
+import { COMPARISON_METRICS, METRICS, metricInfo } from "./metrics.js";
+
+/** A table as both renderers see it: plain-text cells. */
+export interface Table {
+  /** "stats" for the latency tables (fixed columns), else what the table lists. */
+  readonly kind: "stats" | "runs" | "failures" | "comparison" | "problems";
+  readonly caption: string;
+  /** How many leading columns hold text (left-aligned); the rest are numbers. */
+  readonly textColumns: number;
+  readonly headers: readonly string[];
+  readonly rows: readonly (readonly string[])[];
+}
+
+export const NA = "n/a";
+export const NONE = "–";
+
+/** A ms value with 3 significant digits (whole ms from 1000 up). */
+export function formatMs(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return NONE;
+  if (ms === 0) return "0";
+  if (Math.abs(ms) >= 1000) return String(Math.round(ms));
+  return ms.toPrecision(3);
+}
+
+function statCells(stats: Stats | null): string[] {
+  if (stats === null) return STAT_KEYS.map(() => NA);
+  return STAT_KEYS.map((k) => (k === "samples" ? String(stats.samples) : formatMs(stats[k])));
+}
+
+export const LATENCY_HEADERS = ["metric", ...STAT_HEADERS] as const;
+export const RPC_HEADERS = ["rpc", ...STAT_HEADERS] as const;
+export const RUN_HEADERS = ["run", "status", "score", "expected", "ticks", "retries", "dispatch lateness p50 / max (ms)"] as const;
+export const FAILURE_HEADERS = ["run", "status", "stage", "reason"] as const;
+export const PROBLEM_HEADERS = ["file", "reason"] as const;
+export const COMPARISON_HEADERS = [
+  "deployment",
+  "seed",
+  "runs (ok / all)",
+  ...COMPARISON_METRICS.map((id) => metricInfo(id).column),
+  "Median RPC",
+] as const;
+
+export function groupTitle(group: Group): string {
+  return `${group.deployment} × seed ${group.seed}`;
+}
+
+export function latencyTable(group: Group): Table {
+  return {
+    kind: "stats",
+    caption: `Latency, ms (${group.pooled.length} pooled run${group.pooled.length === 1 ? "" : "s"})`,
+    textColumns: 1,
+    headers: LATENCY_HEADERS,
+    rows: METRICS.map((m) => [m.label, ...statCells(group.metrics[m.id])]),
+  };
+}
+
+export function rpcTable(group: Group): Table {
+  return {
+    kind: "stats",
+    caption: "Per-RPC latency (caller-side duration), ms",
+    textColumns: 1,
+    headers: RPC_HEADERS,
+    rows: group.rpc.map((r) => [r.label, ...statCells(r.stats)]),
+  };
+}
+
+const numText = (v: number | null): string => (v === null ? NONE : String(v));
+
+export function runsTable(group: Group): Table {
+  return {
+    kind: "runs",
+    caption: "Runs: scores achieved vs expected",
+    textColumns: 2,
+    headers: RUN_HEADERS,
+    rows: group.runs.map((r) => {
+      const ticks =
+        r.ticks !== null && r.expected?.ticks != null && r.expected.ticks !== r.ticks
+          ? `${r.ticks} (expected ${r.expected.ticks})`
+          : numText(r.ticks);
+      const lateness = r.dispatchLateness ? `${formatMs(r.dispatchLateness.p50)} / ${formatMs(r.dispatchLateness.max)}` : NONE;
+      return [r.id, r.status, numText(r.score), r.source === "flappygo" ? NA : numText(r.expected?.score ?? null), ticks, numText(r.retries), lateness];
+    }),
+  };
+}
+
+/** The runs that were not pooled, with why. */
+export function failuresTable(group: Group): Table {
+  return {
+    kind: "failures",
+    caption: "Failed and unreadable runs",
+    textColumns: FAILURE_HEADERS.length,
+    headers: FAILURE_HEADERS,
+    rows: group.runs.filter((r) => r.status !== "ok").map((r) => [r.id, r.status, r.stage ?? NONE, r.reason ?? NONE]),
+  };
+}
+
+const medianP99 = (stats: Stats | null): string =>
+  stats === null ? NA : stats.samples === 0 ? NONE : `${formatMs(stats.median)} / ${formatMs(stats.p99)}`;
+
+export function comparisonTable(report: Report): Table {
+  return {
+    kind: "comparison",
+    caption: "All deployments: median / p99, ms",
+    textColumns: 2,
+    headers: COMPARISON_HEADERS,
+    rows: report.groups.map((g) => {
+      const range = medianRpcRange(g);
+      const rpc = range === null ? NONE : range.low === range.high ? formatMs(range.low) : `${formatMs(range.low)}–${formatMs(range.high)}`;
+      return [g.deployment, g.seed, `${g.pooled.length} / ${g.runs.length}`, ...COMPARISON_METRICS.map((id) => medianP99(g.metrics[id])), rpc];
+    }),
+  };
+}
+
+export function problemsTable(report: Report): Table {
+  const unreadable = report.groups.flatMap((g) => g.runs.filter((r) => r.status === "unreadable"));
+  return {
+    kind: "problems",
+    caption: "Unreadable runs and files",
+    textColumns: PROBLEM_HEADERS.length,
+    headers: PROBLEM_HEADERS,
+    rows: [...unreadable.map((r: RunData) => [r.dir, r.reason ?? NONE]), ...report.problems.map((p) => [p.path, p.reason])],
+  };
+}

@@ -1,0 +1,115 @@
+import { access, constants, readFile } from "node:fs/promises";
+import { basename, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { parseTrace, TraceError, type Trace } from "@flaplab/traces";
+
+/** A usage or input problem: reported with a clear message and exit code 2, before any run. */
+export class ReplayUsageError extends Error {
+  override readonly name = "ReplayUsageError";
+}
+
+export interface LoadedTrace {
+  readonly path: string;
+  readonly trace: Trace;
+  readonly seed: bigint;
+}
+
+export interface ReplayOptions {
+  /** The web client's URL, e.g. http://127.0.0.1:5173/. */
+  readonly url: string;
+  readonly traces: readonly LoadedTrace[];
+  readonly runs: number;
+  readonly out: string;
+  /** Folder name for this deployment (defaults to the topology the page reports). */
+  readonly deployment: string | undefined;
+  /** Extra attempts for a failed run; every attempt is kept and counted. */
+  readonly retries: number;
+  /** Folder(s) with the servers' call logs (rpc-*.ndjson), to copy each game's records. */
+  readonly rpcLogs: readonly string[];
+  readonly chromium: string;
+  /** Give up on a game this long after its trace should have ended. */
+  readonly slackMs: number;
+}
+
+export const USAGE = `usage: pnpm replay --url <web url> --trace <file> [--trace <file> …] --runs <n> --out <dir>
+                   [--deployment <name>] [--retries <n>] [--rpc-logs <dir>] [--chromium <path>]`;
+
+export async function parseReplayArgs(argv: readonly string[], cwd: string): Promise<ReplayOptions> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        url: { type: "string" },
+        trace: { type: "string", multiple: true },
+        runs: { type: "string", default: "1" },
+        out: { type: "string" },
+        deployment: { type: "string" },
+        retries: { type: "string", default: "0" },
+        "rpc-logs": { type: "string", multiple: true },
+        chromium: { type: "string", default: process.env["FLAPLAB_CHROMIUM"] ?? "/usr/bin/chromium" },
+        "slack-ms": { type: "string", default: "15000" },
+      },
+    }));
+  } catch (err) {
+    throw new ReplayUsageError(`${(err as Error).message}\n${USAGE}`);
+  }
+  if (!values.url) throw new ReplayUsageError(`--url is required\n${USAGE}`);
+  if (!values.trace?.length) throw new ReplayUsageError(`at least one --trace is required\n${USAGE}`);
+  if (!values.out) throw new ReplayUsageError(`--out is required\n${USAGE}`);
+  let url: URL;
+  try {
+    url = new URL(values.url);
+  } catch {
+    throw new ReplayUsageError(`--url ${values.url} is not a URL`);
+  }
+  const runs = positiveInt(values.runs, "--runs", 1, 10_000);
+  const retries = positiveInt(values.retries, "--retries", 0, 100);
+  const slackMs = positiveInt(values["slack-ms"], "--slack-ms", 1000, 600_000);
+  try {
+    await access(values.chromium, constants.X_OK);
+  } catch {
+    throw new ReplayUsageError(
+      `no browser at ${values.chromium}: install Debian's chromium (apt-get install chromium) or pass --chromium <path>`,
+    );
+  }
+  const traces = await Promise.all(values.trace.map((p) => loadTrace(resolve(cwd, p))));
+  return {
+    url: url.toString(),
+    traces,
+    runs,
+    out: resolve(cwd, values.out),
+    deployment: values.deployment,
+    retries,
+    rpcLogs: (values["rpc-logs"] ?? []).map((p) => resolve(cwd, p)),
+    chromium: values.chromium,
+    slackMs,
+  };
+}
+
+function positiveInt(text: string, flag: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min || n > max) throw new ReplayUsageError(`${flag} must be an integer from ${min} to ${max}, got ${text}`);
+  return n;
+}
+
+/** Reads and checks a trace file; a broken file is a usage error that names the file and line. */
+export async function loadTrace(path: string): Promise<LoadedTrace> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    throw new ReplayUsageError(`cannot read trace ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  let trace: Trace;
+  try {
+    trace = parseTrace(text, { fileName: basename(path) });
+  } catch (err) {
+    if (err instanceof TraceError) throw new ReplayUsageError(`bad trace: ${err.message}`);
+    throw err;
+  }
+  if (trace.seed === undefined) {
+    throw new ReplayUsageError(`trace ${path} has no seed: name a FlappyGo CSV <seed>.csv or use a FlapLab JSON trace`);
+  }
+  return { path, trace, seed: trace.seed };
+}

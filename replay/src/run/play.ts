@@ -1,0 +1,79 @@
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** Chromium flags: headless, and no traffic beyond loopback. */
+export const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
+];
+
+export interface Browser {
+  readonly context: BrowserContext;
+  readonly version: string;
+  close(): Promise<void>;
+}
+
+/** A fresh browser profile (so storage is clear) for one run. */
+export async function launch(executablePath: string): Promise<Browser> {
+  const profile = await mkdtemp(join(tmpdir(), "flaplab-replay-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath,
+    headless: true,
+    ignoreHTTPSErrors: true,
+    args: CHROMIUM_ARGS,
+  });
+  const version = context.browser()?.version() ?? (await versionOf(context));
+  return {
+    context,
+    version,
+    async close() {
+      await context.close().catch(() => undefined);
+      await rm(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+async function versionOf(context: BrowserContext): Promise<string> {
+  const page = context.pages()[0] ?? (await context.newPage());
+  return page.evaluate(() => (globalThis as unknown as PageGlobals).navigator.userAgent).catch(() => "unknown");
+}
+
+/** Epoch ms on this machine's clock; the page's `performance.timeOrigin + performance.now()` matches it. */
+export function nowEpochMs(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** Waits until `epochMs`: sleeps, then spins the last 2 ms. */
+export async function waitUntil(epochMs: number): Promise<void> {
+  const early = epochMs - nowEpochMs() - 2;
+  if (early > 0) await new Promise((r) => setTimeout(r, early));
+  while (nowEpochMs() < epochMs) {
+    // spin: setTimeout alone is ±1 ms
+  }
+}
+
+/** The page's automation state. */
+export async function pageState(page: Page): Promise<string> {
+  return page.evaluate(() => (globalThis as unknown as PageGlobals).flaplab?.state ?? "loading");
+}
+
+/** What the runner reads in the page (these callbacks run inside Chromium). */
+export interface PageGlobals {
+  flaplab?: {
+    state: string;
+    log(): Array<{ type: string; seq?: number; time: number }>;
+    lastGame: { gameId: string; seed: string; score: number; ticks: number; recorded: boolean; error: string | null } | null;
+    summary(): Record<string, unknown> | null;
+    csv(): string;
+  };
+  navigator: { userAgent: string };
+  document: { querySelector(selector: string): { textContent: string | null } | null };
+}

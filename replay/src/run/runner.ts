@@ -1,0 +1,335 @@
+import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { simulateTrace } from "@flaplab/simulator";
+import { replayFlapOffsetsMs } from "@flaplab/traces";
+import type { Page } from "playwright-core";
+import { launch, nowEpochMs, pageState, waitUntil, type Browser, type PageGlobals } from "./play.js";
+import type { LoadedTrace, ReplayOptions } from "./options.js";
+import { ReplayUsageError } from "./options.js";
+
+export interface RunFailure {
+  readonly reason: string;
+  readonly stage: "login" | "start" | "play" | "gameover";
+}
+
+export interface DispatchSample {
+  readonly seq: number;
+  /** ms after the start press, as the trace asks. */
+  readonly intendedMs: number;
+  /** ms after the start press at which the page sent the input. */
+  readonly actualMs: number;
+  readonly latenessMs: number;
+}
+
+/** summary.json of one run (format flaplab-run/1; see replay/README.md). */
+export interface RunSummary {
+  readonly format: "flaplab-run/1";
+  readonly status: "ok" | "failed";
+  readonly failure: RunFailure | null;
+  readonly attempt: number;
+  readonly retries: number;
+  readonly deployment: { readonly name: string; readonly webUrl: string; readonly topology: string | null };
+  readonly seed: string;
+  readonly trace: string;
+  readonly gameId: string | null;
+  readonly score: number | null;
+  readonly ticks: number | null;
+  readonly expected: { readonly score: number; readonly ticks: number };
+  readonly latency: { readonly authMs: number | null; readonly startMs: number | null };
+  readonly client: Record<string, unknown> | null;
+  readonly engine: Record<string, unknown> | null;
+  readonly dispatch: {
+    readonly presses: number;
+    readonly latenessMs: { readonly p50: number | null; readonly p99: number | null; readonly max: number | null };
+    readonly samples: readonly DispatchSample[];
+  };
+  readonly browser: { readonly name: "chromium"; readonly version: string; readonly executable: string };
+  readonly rpcRecords: number | null;
+  readonly startedAt: string;
+  readonly durationMs: number;
+}
+
+export interface ReplayReport {
+  runs: number;
+  ok: number;
+  failed: number;
+  retried: number;
+  folders: string[];
+}
+
+type Log = (line: string) => void;
+
+interface PageGame {
+  state: string;
+  lastGame: { gameId: string; seed: string; score: number; ticks: number; recorded: boolean; error: string | null } | null;
+  summary: Record<string, unknown> | null;
+  csv: string;
+  topology: string | null;
+}
+
+/** Fails fast, with no folder written, when the deployment's web page cannot be reached. */
+export async function checkDeployment(url: string): Promise<{ topology: string | null }> {
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(5000) });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    throw new ReplayUsageError(`cannot reach the deployment at ${url}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+  }
+  if (!res.ok) throw new ReplayUsageError(`the deployment at ${url} answered HTTP ${res.status}`);
+  try {
+    const config = (await (await fetch(new URL("/config.json", url), { signal: AbortSignal.timeout(5000) })).json()) as {
+      topology?: string;
+    };
+    return { topology: config.topology ?? null };
+  } catch {
+    return { topology: null };
+  }
+}
+
+/** Replays every trace `opts.runs` times and writes one folder per run (and per failed attempt). */
+export async function replay(opts: ReplayOptions, log: Log): Promise<ReplayReport> {
+  const { topology } = await checkDeployment(opts.url);
+  const deployment = opts.deployment ?? topology ?? new URL(opts.url).host.replace(/[^a-z0-9.-]/gi, "_");
+  const user = { name: `replay-${Date.now().toString(36)}`, password: "replay-password-1", registered: false };
+  const report: ReplayReport = { runs: 0, ok: 0, failed: 0, retried: 0, folders: [] };
+  const total = opts.traces.length * opts.runs;
+  let index = 0;
+  for (const trace of opts.traces) {
+    const simulated = simulateTrace(trace.trace);
+    const expected = { score: simulated.score, ticks: simulated.ticks };
+    const seedDir = join(opts.out, deployment, trace.seed.toString());
+    await mkdir(seedDir, { recursive: true });
+    const first = await nextRunNumber(seedDir);
+    for (let r = 0; r < opts.runs; r++) {
+      index++;
+      const runName = `run-${String(first + r).padStart(3, "0")}`;
+      for (let attempt = 1; ; attempt++) {
+        const started = Date.now();
+        const summary = await oneRun(opts, trace, { deployment, topology, user, expected, attempt });
+        const final = summary.status === "ok" || attempt > opts.retries;
+        const folder = join(seedDir, final ? runName : `${runName}.attempt-${attempt}`);
+        await writeRun(folder, summary, summary.status === "ok" || summary.gameId ? await gatherRpc(opts.rpcLogs, summary.gameId) : []);
+        report.folders.push(folder);
+        const secs = ((Date.now() - started) / 1000).toFixed(1);
+        const lateness = summary.dispatch.latenessMs;
+        log(
+          `run ${index}/${total}  seed ${trace.seed}  score ${summary.score ?? "-"}/${expected.score}  ` +
+            `${summary.status === "ok" ? "ok" : `FAILED (${summary.failure?.reason})`}  ${secs} s` +
+            (lateness.p50 !== null ? `  dispatch lateness p50 ${lateness.p50.toFixed(2)} ms, max ${lateness.max!.toFixed(2)} ms` : "") +
+            (attempt > 1 ? `  [attempt ${attempt}]` : ""),
+        );
+        if (final) {
+          report.runs++;
+          if (summary.status === "ok") report.ok++;
+          else report.failed++;
+          if (attempt > 1) report.retried++;
+          break;
+        }
+      }
+    }
+  }
+  return report;
+}
+
+async function nextRunNumber(dir: string): Promise<number> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const used = names.map((n) => /^run-(\d+)/.exec(n)?.[1]).filter(Boolean).map(Number);
+  return used.length ? Math.max(...used) + 1 : 1;
+}
+
+/** Writes a run folder under a temporary name and renames it at the end: no half-written run folders. */
+async function writeRun(folder: string, summary: RunSummary & { csv?: string }, rpc: string[]): Promise<void> {
+  const partial = `${folder}.partial`;
+  await rm(partial, { recursive: true, force: true });
+  await mkdir(partial, { recursive: true });
+  const { csv, ...rest } = summary;
+  await writeFile(join(partial, "latency.csv"), csv ?? "");
+  await writeFile(join(partial, "rpc.ndjson"), rpc.map((l) => l + "\n").join(""));
+  await writeFile(join(partial, "summary.json"), JSON.stringify({ ...rest, rpcRecords: rpc.length }, null, 2) + "\n");
+  await rm(folder, { recursive: true, force: true });
+  await rename(partial, folder);
+}
+
+/** The call records of one game from the servers' call logs. */
+async function gatherRpc(dirs: readonly string[], gameId: string | null): Promise<string[]> {
+  if (!gameId || dirs.length === 0) return [];
+  await new Promise((r) => setTimeout(r, 200)); // the servers write their logs asynchronously
+  const out: string[] = [];
+  for (const dir of dirs) {
+    const files = (await readdir(dir).catch(() => [] as string[])).filter((f) => f.startsWith("rpc-") && f.endsWith(".ndjson"));
+    for (const f of files) {
+      const text = await readFile(join(dir, f), "utf8").catch(() => "");
+      for (const line of text.split("\n")) if (line.includes(gameId)) out.push(line);
+    }
+  }
+  return out;
+}
+
+interface RunContext {
+  deployment: string;
+  topology: string | null;
+  user: { name: string; password: string; registered: boolean };
+  expected: { score: number; ticks: number };
+  attempt: number;
+}
+
+async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunContext): Promise<RunSummary & { csv: string }> {
+  const startedAt = new Date();
+  const t0 = Date.now();
+  const samples: DispatchSample[] = [];
+  let browser: Browser | undefined;
+  let failure: RunFailure | null = null;
+  let game: PageGame | undefined;
+  let version = "unknown";
+  try {
+    browser = await launch(opts.chromium);
+    version = browser.version;
+    const page = await browser.context.newPage();
+    const crashed = new Promise<RunFailure>((resolve) => {
+      page.on("crash", () => resolve({ reason: "browser page crashed", stage: "play" }));
+      browser!.context.on("close", () => resolve({ reason: "browser closed", stage: "play" }));
+    });
+    const played = play(page, opts, trace, ctx, samples);
+    failure = await Promise.race([played, crashed]);
+    game = await readGame(page).catch(() => undefined);
+  } catch (err) {
+    failure = { reason: `browser: ${(err as Error).message.split("\n")[0]}`, stage: "login" };
+  } finally {
+    await browser?.close();
+  }
+  const last = game?.lastGame ?? null;
+  if (!failure && last) {
+    if (last.error) failure = { reason: last.error, stage: "play" };
+    else if (last.score !== ctx.expected.score || last.ticks !== ctx.expected.ticks) {
+      failure = {
+        reason: `score ${last.score} at tick ${last.ticks} differs from the simulator's ${ctx.expected.score} at tick ${ctx.expected.ticks}`,
+        stage: "gameover",
+      };
+    } else if (!last.recorded) failure = { reason: "the run was not recorded by the score component", stage: "gameover" };
+  }
+  const client = game?.summary ?? null;
+  const engine = (client?.["engine"] as Record<string, unknown> | undefined) ?? null;
+  const lateness = samples.map((s) => s.latenessMs).sort((a, b) => a - b);
+  const pct = (p: number) => (lateness.length ? lateness[Math.min(lateness.length - 1, Math.ceil(p * lateness.length) - 1)]! : null);
+  return {
+    format: "flaplab-run/1",
+    status: failure ? "failed" : "ok",
+    failure,
+    attempt: ctx.attempt,
+    retries: ctx.attempt - 1,
+    deployment: { name: ctx.deployment, webUrl: opts.url, topology: ctx.topology },
+    seed: trace.seed.toString(),
+    trace: trace.path,
+    gameId: last?.gameId ?? null,
+    score: last?.score ?? null,
+    ticks: last?.ticks ?? null,
+    expected: ctx.expected,
+    latency: {
+      authMs: (client?.["authMs"] as number | null | undefined) ?? null,
+      startMs: (client?.["startMs"] as number | null | undefined) ?? null,
+    },
+    client: client ? { ...client, engine: undefined } : null,
+    engine,
+    dispatch: { presses: samples.length, latenessMs: { p50: pct(0.5), p99: pct(0.99), max: pct(1) }, samples },
+    browser: { name: "chromium", version, executable: opts.chromium },
+    rpcRecords: null,
+    startedAt: startedAt.toISOString(),
+    durationMs: Date.now() - t0,
+    csv: game?.csv ?? "",
+  };
+}
+
+async function readGame(page: Page): Promise<PageGame> {
+  return page.evaluate(() => {
+    const f = (globalThis as unknown as PageGlobals).flaplab!;
+    return { state: f.state, lastGame: f.lastGame, summary: f.summary(), csv: f.csv(), topology: null };
+  });
+}
+
+/** Logs in, starts the game and presses Space at the trace's times. Returns a failure, or null. */
+async function play(
+  page: Page,
+  opts: ReplayOptions,
+  trace: LoadedTrace,
+  ctx: RunContext,
+  samples: DispatchSample[],
+): Promise<RunFailure | null> {
+  const url = new URL(opts.url);
+  url.searchParams.set("seed", trace.seed.toString());
+  try {
+    await page.goto(url.toString(), { timeout: 15_000 });
+    // Every run has a new browser profile, so storage starts empty and auth is measured each time.
+    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).flaplab !== undefined, null, { timeout: 15_000 });
+    await page.waitForSelector("#username", { timeout: 15_000 });
+    await page.fill("#username", ctx.user.name);
+    await page.fill("#password", ctx.user.password);
+    await page.click(ctx.user.registered ? "#login" : "#register");
+    await page.waitForFunction(
+      () => {
+        const g = globalThis as unknown as PageGlobals;
+        const err = g.document.querySelector("#auth-error")?.textContent ?? "";
+        const f = g.flaplab;
+        return f?.state === "ready" || err.trim() !== "";
+      },
+      null,
+      { timeout: 15_000 },
+    );
+    if ((await pageState(page)) !== "ready") {
+      const err = await page.textContent("#auth-error");
+      return { reason: `login failed: ${err?.trim()}`, stage: "login" };
+    }
+    ctx.user.registered = true;
+  } catch (err) {
+    return { reason: `login: ${(err as Error).message.split("\n")[0]}`, stage: "login" };
+  }
+
+  const offsets = replayFlapOffsetsMs(trace.trace);
+  try {
+    await page.keyboard.press("Space");
+    // The game starts when the page sends input 1 (after StartGame and opening both streams).
+    const startHandle = await page.waitForFunction(
+      () => {
+        const f = (globalThis as unknown as PageGlobals).flaplab!;
+        const start = f.log().find((r) => r.type === "input" && r.seq === 1);
+        if (start) return performance.timeOrigin + start.time;
+        return f.state === "over" ? -1 : 0;
+      },
+      null,
+      { timeout: 20_000 },
+    );
+    const startEpoch = (await startHandle.jsonValue()) as number;
+    if (startEpoch < 0) return { reason: "the game ended before it started (streams could not be opened)", stage: "start" };
+    for (const offset of offsets) {
+      await waitUntil(startEpoch + offset - 3);
+      if ((await pageState(page)) !== "playing") break; // game over early: stop pressing
+      await waitUntil(startEpoch + offset);
+      await page.keyboard.press("Space");
+    }
+    const inputs = (await page.evaluate(() =>
+      (globalThis as unknown as PageGlobals).flaplab!
+        .log()
+        .filter((r) => r.type === "input" && (r.seq ?? 0) > 1)
+        .map((r) => ({ seq: r.seq!, epoch: performance.timeOrigin + r.time })),
+    )) as Array<{ seq: number; epoch: number }>;
+    inputs.forEach((input, i) => {
+      const intended = offsets[i];
+      if (intended === undefined) return;
+      const actual = input.epoch - startEpoch;
+      samples.push({ seq: input.seq, intendedMs: round3(intended), actualMs: round3(actual), latenessMs: round3(actual - intended) });
+    });
+    const lastOffset = offsets.at(-1) ?? 0;
+    const deadline = nowEpochMs() + Math.max(0, startEpoch + lastOffset - nowEpochMs()) + opts.slackMs;
+    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).flaplab?.state === "over", null, {
+      timeout: Math.max(1000, deadline - nowEpochMs()),
+    });
+  } catch (err) {
+    const state = await pageState(page).catch(() => "unknown");
+    return { reason: `no game over (page state ${state}): ${(err as Error).message.split("\n")[0]}`, stage: "play" };
+  }
+  return null;
+}
+
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}

@@ -1,0 +1,253 @@
+/// <reference path="./.sst/platform/config.d.ts" />
+
+// FlapLab in AWS. Each stage deploys the topology file of the same name (monolith, microservices,
+// multiaz, multiregion); where things run comes from infra/ (planDeployment), and this file only
+// turns that plan into resources. See infra/README.md.
+//
+// Environment: FLAPLAB_DOMAIN (required: a Route 53 hosted zone; HTTPS listeners need a domain),
+// FLAPLAB_DEFAULT_REGION (region for "local" groups, the web site and SST's state; us-east-1),
+// FLAPLAB_HTTP3_GROUPS (groups whose streams also get native HTTP/3 over UDP 443; none).
+// Secrets (per stage): JwtPrivateKey and JwtPublicKey, Ed25519 PEM (`sst secret set`).
+
+const DEFAULT_REGION = process.env.FLAPLAB_DEFAULT_REGION ?? "us-east-1";
+
+export default $config({
+  app() {
+    return {
+      name: "flaplab",
+      home: "aws",
+      removal: "remove",
+      providers: { aws: { region: DEFAULT_REGION } },
+    };
+  },
+  async run() {
+    const infra = await import("./infra/src/index.js");
+    const domain = process.env.FLAPLAB_DOMAIN;
+    if (!domain) {
+      throw new Error("Set FLAPLAB_DOMAIN to a Route 53 hosted zone: the HTTPS load balancers and the web site need a domain.");
+    }
+    const stage = $app.stage;
+    const topology = await infra.loadStageTopology(stage, `${$cli.paths.root}/topologies`);
+    const plan = infra.planDeployment(topology, {
+      stage,
+      domain,
+      defaultRegion: DEFAULT_REGION,
+      homeRegion: DEFAULT_REGION,
+      topologyName: stage,
+      http3Groups: (process.env.FLAPLAB_HTTP3_GROUPS ?? "").split(",").filter((g) => g !== ""),
+    });
+    for (const warning of plan.warnings) console.warn(`flaplab: ${warning}`);
+
+    const secrets = {
+      JwtPrivateKey: new sst.Secret("JwtPrivateKey"),
+      JwtPublicKey: new sst.Secret("JwtPublicKey"),
+    };
+    const outputs: Record<string, $util.Input<string>> = {};
+
+    for (const region of plan.regions) {
+      // One explicit provider per region; every resource of the region is created with it.
+      const provider = new aws.Provider(region.providerName, { region: region.region });
+      const opts = { provider };
+      // Public subnets only (no NAT): tasks get public IPs; the load balancer and RDS need two zones.
+      const vpc = new sst.aws.Vpc(region.vpcName, { az: [...region.availabilityZones] }, opts);
+      const cluster = new sst.aws.Cluster(region.clusterName, { vpc }, opts);
+
+      const lbPlan = region.loadBalancer;
+      const alb = lbPlan
+        ? new sst.aws.Alb(
+            lbPlan.name,
+            {
+              vpc,
+              domain: { name: lbPlan.host, aliases: [...lbPlan.aliases] },
+              listeners: [{ port: 443, protocol: "https" }],
+              transform: {
+                // Game and music streams may sit idle between messages longer than the default 60 s.
+                loadBalancer: (args) => {
+                  args.idleTimeout = 3600;
+                },
+              },
+            },
+            opts,
+          )
+        : undefined;
+      if (alb) outputs[lbPlan!.name] = alb.url;
+
+      const databaseUrls = new Map<string, $util.Output<string>>();
+      for (const db of plan.databases.filter((d) => d.region === region.region)) {
+        const pg = new sst.aws.Postgres(db.name, { vpc, instance: db.instance, storage: db.storage }, opts);
+        databaseUrls.set(
+          db.name,
+          $interpolate`postgres://${pg.username}:${pg.password.apply(encodeURIComponent)}@${pg.host}:${pg.port}/${pg.database}?sslmode=require`,
+        );
+      }
+
+      for (const serviceName of region.services) {
+        const s = plan.services.find((x) => x.name === serviceName)!;
+
+        // Plain values go into the task definition; sensitive ones into SSM SecureString parameters.
+        const environment: Record<string, $util.Input<string>> = { ...s.environment };
+        const ssm: Record<string, $util.Input<string>> = {};
+        for (const [key, v] of Object.entries(s.deployEnvironment)) {
+          let value: $util.Input<string>;
+          if (v.from === "secret") {
+            value = secrets[v.name].value;
+          } else {
+            const url = databaseUrls.get(v.name);
+            if (!url) throw new Error(`${s.name}: database ${v.name} is not in ${region.region}`);
+            value = url;
+          }
+          if (v.sensitive) {
+            ssm[key] = new aws.ssm.Parameter(`${s.name}Env${v.name}`, { type: "SecureString", value }, opts).arn;
+          } else {
+            environment[key] = value;
+          }
+        }
+
+        const h3 = s.http3 ? createHttp3(s.http3, vpc, opts) : undefined;
+
+        const service = new sst.aws.Service(
+          s.name,
+          {
+            cluster,
+            image: { context: ".", dockerfile: "apps/server/Dockerfile" },
+            cpu: s.size.cpu,
+            memory: s.size.memory,
+            environment,
+            ssm,
+            ...(alb && s.albRoutes.length > 0
+              ? {
+                  loadBalancer: {
+                    instance: alb,
+                    rules: s.albRoutes.map((r) => ({
+                      listen: "443/https" as const,
+                      forward: r.forward,
+                      conditions: { path: r.path },
+                      priority: r.priority,
+                    })),
+                    health: { [`${infra.CONNECT_PORT}/http` as const]: { path: "/healthz", successCodes: "200" } },
+                  },
+                }
+              : {}),
+            transform: {
+              // Pin the task to the topology's zone: the public subnet of that availability zone.
+              service: (args) => {
+                args.networkConfiguration = {
+                  assignPublicIp: true,
+                  subnets: [vpc.publicSubnets.apply((ids) => ids[s.subnetIndex]!)],
+                  securityGroups: vpc.securityGroups,
+                };
+                if (h3) {
+                  args.loadBalancers = $util.all([$output(args.loadBalancers ?? []), h3.targetGroup.arn]).apply(([lbs, arn]) => [
+                    ...lbs,
+                    { targetGroupArn: arn, containerName: s.name, containerPort: infra.STREAM_PORT },
+                  ]);
+                }
+              },
+              // The stream server answers only WebTransport/WebSocket requests; check the task's health on the Connect port.
+              target: (args) => {
+                if (args.port === infra.STREAM_PORT) {
+                  args.healthCheck = { protocol: "HTTP", port: String(infra.CONNECT_PORT), path: "/healthz", matcher: "200" };
+                }
+              },
+              ...(h3
+                ? {
+                    taskDefinition: (args) => {
+                      args.containerDefinitions = $output(args.containerDefinitions).apply((json) => {
+                        const defs = JSON.parse(json) as { portMappings?: unknown[] }[];
+                        defs[0]!.portMappings = [...(defs[0]!.portMappings ?? []), { containerPort: infra.STREAM_PORT, protocol: "udp" }];
+                        return JSON.stringify(defs);
+                      });
+                    },
+                  }
+                : {}),
+            },
+          },
+          opts,
+        );
+
+        // The plan computed the Cloud Map name SST gives the service; fail loudly if they differ.
+        outputs[`${s.name}Private`] = service.service.apply((host) => {
+          if (host.toLowerCase() !== s.privateHost) {
+            throw new Error(`${s.name}: Cloud Map name ${host} differs from the planned ${s.privateHost}`);
+          }
+          return host;
+        });
+        // The subnet picked by index must be the planned availability zone.
+        vpc.nodes.publicSubnets.apply((subnets) =>
+          subnets[s.subnetIndex]!.availabilityZone.apply((az) => {
+            if (az !== s.availabilityZone) throw new Error(`${s.name}: subnet ${s.subnetIndex} is in ${az}, not ${s.availabilityZone}`);
+          }),
+        );
+        if (s.publicUrl) outputs[s.name] = s.publicUrl;
+      }
+    }
+
+    // The web client, with the /config.json the plan computed (vite validates it while building).
+    const web = new sst.aws.StaticSite(plan.web.name, {
+      path: "apps/web",
+      build: {
+        command: `pnpm run build && node -e "require('node:fs').writeFileSync('dist/config.json', process.env.FLAPLAB_WEB_CONFIG)"`,
+        output: "dist",
+      },
+      environment: { FLAPLAB_WEB_CONFIG: JSON.stringify(plan.web.config) },
+      domain: plan.web.host,
+      edge: {
+        viewerResponse: {
+          // Cross-origin isolation gives the page 5 µs timers instead of 100 µs.
+          injection: [
+            `event.response.headers["cross-origin-opener-policy"] = { value: "same-origin" };`,
+            `event.response.headers["cross-origin-embedder-policy"] = { value: "require-corp" };`,
+          ].join("\n"),
+        },
+      },
+    });
+
+    return { web: web.url, topology: plan.topology, regions: plan.regions.map((r) => r.region).join(","), ...outputs };
+
+    /** Native HTTP/3 for one group: a network load balancer passing TCP and UDP 443 to the stream port. */
+    function createHttp3(h3: import("./infra/src/index.js").Http3Plan, vpc: sst.aws.Vpc, opts: { provider: aws.Provider }) {
+      const nlb = new aws.lb.LoadBalancer(
+        h3.name,
+        { loadBalancerType: "network", subnets: vpc.publicSubnets, enableCrossZoneLoadBalancing: true },
+        opts,
+      );
+      const targetGroup = new aws.lb.TargetGroup(
+        `${h3.name}Target`,
+        {
+          port: h3.containerPort,
+          protocol: "TCP_UDP",
+          targetType: "ip",
+          vpcId: vpc.id,
+          healthCheck: { protocol: "HTTP", port: String(infra.CONNECT_PORT), path: "/healthz" },
+        },
+        opts,
+      );
+      new aws.lb.Listener(
+        `${h3.name}Listener`,
+        { loadBalancerArn: nlb.arn, port: h3.listenPort, protocol: "TCP_UDP", defaultActions: [{ type: "forward", targetGroupArn: targetGroup.arn }] },
+        opts,
+      );
+      // The tasks' security group admits only the VPC; open the stream port to the internet.
+      const securityGroupId = vpc.securityGroups.apply((ids) => ids[0]!);
+      for (const ipProtocol of ["tcp", "udp"]) {
+        new aws.vpc.SecurityGroupIngressRule(
+          `${h3.name}Ingress${ipProtocol.toUpperCase()}`,
+          { securityGroupId, ipProtocol, fromPort: h3.containerPort, toPort: h3.containerPort, cidrIpv4: "0.0.0.0/0" },
+          opts,
+        );
+      }
+      const zone = aws.route53.getZoneOutput({ name: domain }, opts);
+      new aws.route53.Record(
+        `${h3.name}Dns`,
+        {
+          zoneId: zone.zoneId,
+          name: h3.host,
+          type: "A",
+          aliases: [{ name: nlb.dnsName, zoneId: nlb.zoneId, evaluateTargetHealth: false }],
+        },
+        opts,
+      );
+      return { targetGroup, url: h3.url };
+    }
+  },
+});
