@@ -15,4 +15,10 @@ if [ ${#need[@]} -gt 0 ]; then
   echo "setup:test: installing ${need[*]}"
   apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
-echo "setup:test: $(/usr/bin/chromium --version 2>/dev/null | head -1), $(g++ --version | head -1)"
+# toxiproxy (latency emulation tests) is built with Go from the Go module proxy.
+if ! command -v go >/dev/null; then
+  if [ "$(id -u)" != 0 ]; then echo "setup:test: please install Go (Debian: golang-go) for toxiproxy" >&2; exit 1; fi
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends golang-go >/dev/null
+fi
+bash "$(dirname "$0")/setup-toxiproxy.sh"
+echo "setup:test: $(/usr/bin/chromium --version 2>/dev/null | head -1), $(g++ --version | head -1), $(go version)"

@@ -1,11 +1,13 @@
 // Runs a whole topology on this machine: one child process per process group, supervised together.
 // Usage: pnpm dev <topology|file.json> [--data-dir <dir>]
 import { spawn, type ChildProcess } from "node:child_process";
-import { readdir } from "node:fs/promises";
+import { mkdir, readdir, writeFile } from "node:fs/promises";
+import { createServer, type AddressInfo } from "node:net";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { loadOrCreateKeys } from "@flaplab/identity";
+import { emulate, findToxiproxy, loadRttTable, startToxiproxy, type Emulation, type Toxiproxy } from "@flaplab/netem";
 import { groupOf, loadTopology, type Topology } from "@flaplab/runtime";
 import { loadOrCreateDevCertificate } from "@flaplab/streams";
 import { DEFAULT_DATA_DIR, TOPOLOGIES_DIR, userPath } from "./paths.js";
@@ -25,12 +27,14 @@ async function main(): Promise<number> {
     options: {
       "data-dir": { type: "string", default: process.env["FLAPLAB_DATA_DIR"] },
       "no-web": { type: "boolean", default: false },
+      "no-emulate": { type: "boolean", default: false },
+      rtt: { type: "string" },
     },
   });
   const which = positionals[0];
   if (!which) {
     const known = (await readdir(TOPOLOGIES_DIR)).filter((f) => f.endsWith(".json")).map((f) => f.slice(0, -5));
-    process.stderr.write(`usage: pnpm dev <topology> [--data-dir <dir>] [--no-web]\ntopologies: ${known.join(", ")}\n`);
+    process.stderr.write(`usage: pnpm dev <topology> [--data-dir <dir>] [--no-web] [--no-emulate] [--rtt <file>]\ntopologies: ${known.join(", ")}\n`);
     return 2;
   }
   const topology = await loadTopology(
@@ -43,6 +47,30 @@ async function main(): Promise<number> {
   const streamHosts = topology.groups.map((g) => g.streamAddress.slice(0, g.streamAddress.lastIndexOf(":")));
   const certificate = await loadOrCreateDevCertificate(join(dataDir, "tls"), streamHosts);
   const withWeb = !values["no-web"];
+
+  // Groups placed in real regions get the RTT of each edge put on the wire by toxiproxy.
+  let emulation: Emulation | undefined;
+  let toxiproxy: Toxiproxy | undefined;
+  const placed = topology.groups.some((g) => g.region !== "local") && !values["no-emulate"];
+  if (placed) {
+    const table = await loadRttTable(values.rtt ? userPath(values.rtt) : undefined);
+    toxiproxy = await startToxiproxy(await findToxiproxy(), await freePort());
+    emulation = await emulate(topology, table, toxiproxy, freePort);
+    say(`emulating ${emulation.edges.length} links (RTT table: ${table.date}; toxiproxy at ${toxiproxy.apiUrl}):`);
+    for (const e of emulation.edges) {
+      say(`  ${e.name.padEnd(28)} ${e.kind.padEnd(12)} RTT ${String(e.rttMs).padStart(5)} ms ± ${e.jitterMs}  (${e.upstreamMs} + ${e.downstreamMs} ms via ${e.listen})`);
+    }
+  }
+  const topologyFiles = new Map<string, string>();
+  if (emulation) {
+    const dir = join(dataDir, "emulation");
+    await mkdir(dir, { recursive: true });
+    for (const g of topology.groups) {
+      const file = join(dir, `${topology.name}-${g.name}.json`);
+      await writeFile(file, JSON.stringify(emulation.topologyFor(g.name), null, 2));
+      topologyFiles.set(g.name, file);
+    }
+  }
 
   const width = Math.max(3, ...topology.groups.map((g) => g.name.length));
   const children = new Map<string, ChildProcess>();
@@ -60,15 +88,24 @@ async function main(): Promise<number> {
     setTimeout(() => {
       for (const child of children.values()) child.kill("SIGKILL");
     }, STOP_GRACE_MS).unref();
+    void toxiproxy?.stop();
   };
 
   const commands = topology.groups.map((group) => ({
     name: group.name,
-    args: ["--import", "tsx", MAIN, "--topology", topology.source ?? which, "--group", group.name, "--data-dir", dataDir],
+    args: [
+      "--import", "tsx", MAIN,
+      "--topology", topologyFiles.get(group.name) ?? topology.source ?? which,
+      "--group", group.name,
+      "--data-dir", dataDir,
+    ],
   }));
   if (withWeb) {
     const port = topology.web.address.slice(topology.web.address.lastIndexOf(":") + 1);
-    commands.push({ name: "web", args: ["--import", "tsx", WEB_SERVE, "--port", port, "--config-json", JSON.stringify(webConfig(topology))] });
+    commands.push({
+      name: "web",
+      args: ["--import", "tsx", WEB_SERVE, "--port", port, "--config-json", JSON.stringify(webConfig(topology, emulation))],
+    });
   }
   for (const { name, args } of commands) {
     const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env: process.env });
@@ -111,10 +148,19 @@ async function main(): Promise<number> {
   return exitCode;
 }
 
-/** What the web client needs to find the Connect endpoints it calls. */
-function webConfig(topology: Topology): Record<string, string> {
-  const url = (c: "auth" | "initiator" | "score") => groupOf(topology, c)!.publicUrl;
+/** What the web client needs to find the Connect endpoints it calls (through the emulated links, if any). */
+function webConfig(topology: Topology, emulation: Emulation | undefined): Record<string, string> {
+  const url = (c: "auth" | "initiator" | "score") => emulation?.browserUrl(c) ?? groupOf(topology, c)!.publicUrl;
   return { authUrl: url("auth"), initiatorUrl: url("initiator"), scoreUrl: url("score"), topology: topology.name };
+}
+
+/** A free loopback port. */
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
 }
 
 async function waitReady(urls: readonly string[]): Promise<boolean> {

@@ -1,0 +1,117 @@
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { create } from "@bufbuild/protobuf";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
+import { ClientInputSchema, GameStreamMessageSchema } from "@flaplab/contracts/engine/v1/stream_pb";
+import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
+import { DelimitedDecoder, encodeDelimited } from "@flaplab/game-stream";
+import { loadRttTable, edgeRtt } from "@flaplab/netem";
+import { loadTopology } from "@flaplab/runtime";
+import { loadWebTransport } from "@flaplab/streams";
+import { afterAll, describe, expect, it } from "vitest";
+import { readCallLog, topologyOnFreePorts } from "./helpers.js";
+
+// `pnpm dev multiregion` on one machine: every cross-region call takes its emulated RTT. Measured
+// against the same topology without emulation (the loopback cost of each edge).
+const DEV = join(import.meta.dirname, "../src/dev.ts");
+const EDGES = [
+  ["initiator", "worldgen"],
+  ["initiator", "engine"],
+  ["engine", "music"],
+  ["engine", "score"],
+] as const;
+const cleanups: Array<() => Promise<void>> = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+async function runDeployment(emulate: boolean): Promise<Map<string, number>> {
+  const topo = await topologyOnFreePorts("multiregion");
+  const dataDir = join(topo.dir, "data");
+  const args = ["--import", "tsx", DEV, topo.file, "--data-dir", dataDir, "--no-web", ...(emulate ? [] : ["--no-emulate"])];
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const exited = new Promise((r) => child.once("exit", r));
+  cleanups.push(async () => {
+    child.kill("SIGKILL");
+  });
+  const lines: string[] = [];
+  await new Promise<void>((ok, fail) => {
+    for (const s of [child.stdout!, child.stderr!]) {
+      createInterface({ input: s }).on("line", (l) => {
+        lines.push(l);
+        if (/\[dev\] .* is up/.test(l)) ok();
+      });
+    }
+    void exited.then(() => fail(new Error(lines.slice(-20).join("\n"))));
+  });
+  const topology = await loadTopology(topo.file);
+  const url = (g: string) => `http://${topology.groups.find((x) => x.name === g)!.address}`;
+  const auth = createClient(AuthService, createConnectTransport({ baseUrl: url("auth"), httpVersion: "1.1" }));
+  const token = (await auth.register({ username: `emu${emulate ? 1 : 0}`, password: "a long enough password" })).session!.token;
+  const initiator = createClient(InitiatorService, createConnectTransport({ baseUrl: url("initiator"), httpVersion: "1.1" }));
+  const { lib } = await loadWebTransport();
+  const engine = topology.groups.find((g) => g.name === "engine")!;
+  // Three games, each with four flaps (PlayMusic each) and a game over (RecordRun).
+  for (let game = 0; game < 3; game++) {
+    const g = await initiator.startGame({ seed: 6977347407732442987n }, { headers: { authorization: `Bearer ${token}` } });
+    const wt = new lib.WebTransport(`https://${engine.streamAddress}/engine/v1/game?gameId=${g.gameId}&token=${token}`, {
+      forceReliable: true,
+      serverCertificateHashes: [{ algorithm: "sha-256", value: await certHash(dataDir) }],
+    } as never) as unknown as { ready: Promise<void>; createBidirectionalStream(): Promise<{ readable: ReadableStream<Uint8Array>; writable: WritableStream<Uint8Array> }> };
+    await wt.ready;
+    const bidi = await wt.createBidirectionalStream();
+    const writer = bidi.writable.getWriter();
+    const reader = bidi.readable.getReader();
+    const input = (seq: number) => writer.write(encodeDelimited(ClientInputSchema, create(ClientInputSchema, { seq })));
+    await input(1);
+    const dec = new DelimitedDecoder(GameStreamMessageSchema);
+    let seq = 1;
+    for (let done = false; !done; ) {
+      const { value, done: end } = await reader.read();
+      if (end) break;
+      for (const m of dec.push(value)) {
+        if (m.kind.case === "summary") done = true;
+        if (m.kind.case === "frame" && !m.kind.value.inputAck && [10, 20, 30, 40].includes(m.kind.value.tick)) await input(++seq);
+      }
+    }
+  }
+  child.kill("SIGINT");
+  await exited;
+  const records = [
+    ...(await readCallLog(join(dataDir, "logs", "rpc-multiregion-initiator.ndjson"))),
+    ...(await readCallLog(join(dataDir, "logs", "rpc-multiregion-engine.ndjson"))),
+  ];
+  const medians = new Map<string, number>();
+  for (const [src, dst] of EDGES) {
+    const ms = records.filter((r) => r["src"] === src && r["dst"] === dst).map((r) => Number(r["durationNs"]) / 1e6).sort((a, b) => a - b);
+    medians.set(`${src}->${dst}`, ms[Math.floor(ms.length / 2)]!);
+  }
+  return medians;
+}
+
+async function certHash(dataDir: string): Promise<Uint8Array> {
+  const { loadOrCreateDevCertificate } = await import("@flaplab/streams");
+  return (await loadOrCreateDevCertificate(join(dataDir, "tls"))).sha256;
+}
+
+describe("emulated multi-region deployment", () => {
+  it("puts each cross-region edge's RTT on the wire: median within ±10 % of RTT + its loopback median", async () => {
+    const loopback = await runDeployment(false);
+    const emulated = await runDeployment(true);
+    const table = await loadRttTable();
+    const topology = await loadTopology("multiregion", join(import.meta.dirname, "../../../topologies"));
+    for (const [src, dst] of EDGES) {
+      const a = topology.groups.find((g) => g.components.includes(src))!;
+      const b = topology.groups.find((g) => g.components.includes(dst))!;
+      const rtt = edgeRtt(table, a, b).rttMs;
+      const key = `${src}->${dst}`;
+      const expected = rtt + loopback.get(key)!;
+      const got = emulated.get(key)!;
+      console.log(`${key}: RTT ${rtt} ms + loopback ${loopback.get(key)!.toFixed(2)} ms = ${expected.toFixed(1)} ms; measured median ${got.toFixed(1)} ms (${((got / expected - 1) * 100).toFixed(1)} %)`);
+      expect(Math.abs(got - expected)).toBeLessThanOrEqual(0.1 * expected);
+    }
+  }, 240_000);
+});

@@ -1,0 +1,84 @@
+import { groupOf, type Topology } from "@flaplab/runtime";
+import { planEdges, type PlannedEdge } from "./plan.js";
+import type { RttTable } from "./rtt.js";
+import type { Toxiproxy } from "./toxiproxy.js";
+
+/** An edge with its proxy's listen address. */
+export interface ActiveEdge extends PlannedEdge {
+  readonly listen: string;
+}
+
+export interface Emulation {
+  readonly edges: readonly ActiveEdge[];
+  /**
+   * The topology as group `group` must see it: the other groups at the addresses of the proxies
+   * on the way to them, the stream URLs browsers are given at their proxies. Same JSON layout
+   * as a topology file.
+   */
+  topologyFor(group: string): Record<string, unknown>;
+  /** Base URLs the browser uses for the Connect components (through their proxies). */
+  browserUrl(component: "auth" | "initiator" | "score"): string;
+}
+
+/**
+ * Creates one toxiproxy proxy per edge with half the RTT (and the jitter) each way, and derives
+ * the per-process topologies that route every call through its proxy.
+ */
+export async function emulate(
+  topology: Topology,
+  table: RttTable,
+  proxy: Toxiproxy,
+  allocatePort: () => Promise<number>,
+): Promise<Emulation> {
+  const edges: ActiveEdge[] = [];
+  for (const edge of planEdges(topology, table)) {
+    const listen = `127.0.0.1:${await allocatePort()}`;
+    await proxy.createProxy(edge.name, listen, edge.upstream);
+    if (edge.upstreamMs > 0) await proxy.addLatency(edge.name, "upstream", edge.upstreamMs, Math.round(edge.jitterMs / 2));
+    if (edge.downstreamMs > 0) await proxy.addLatency(edge.name, "downstream", edge.downstreamMs, Math.round(edge.jitterMs / 2));
+    edges.push({ ...edge, listen });
+  }
+  const find = (from: string, to: string, port: "connect" | "stream") =>
+    edges.find((e) => e.from === from && e.to === to && e.port === port);
+  const browserStreamUrl = (groupName: string, fallback: string) => {
+    const e = find("browser", groupName, "stream");
+    return e ? `https://${e.listen}` : fallback;
+  };
+
+  return {
+    edges,
+    topologyFor(group) {
+      const groups: Record<string, unknown> = {};
+      for (const g of topology.groups) {
+        const via = g.name === group ? undefined : find(group, g.name, "connect");
+        groups[g.name] = {
+          components: g.components,
+          region: g.region,
+          zone: g.zone,
+          address: via?.listen ?? g.address,
+          streamAddress: g.streamAddress,
+          publicUrl: g.publicUrl,
+          streamPublicUrl: browserStreamUrl(g.name, g.streamPublicUrl),
+          inProcess: g.inProcess,
+        };
+      }
+      // The listening group keeps its own address; proxies in front of it are for its callers.
+      const edgesJson: Record<string, unknown> = {};
+      for (const [key, net] of topology.edges) edgesJson[key] = net;
+      return {
+        name: topology.name,
+        description: `${topology.description} (as seen by ${group}, through emulated latency)`,
+        network: topology.network,
+        edges: edgesJson,
+        groups,
+        browser: topology.browser,
+        web: { address: topology.web.address },
+      };
+    },
+    browserUrl(component) {
+      const g = groupOf(topology, component)!;
+      const e = find("browser", g.name, "connect");
+      return e ? `http://${e.listen}` : g.publicUrl;
+    },
+  };
+}

@@ -1,0 +1,67 @@
+import type { ComponentName } from "@flaplab/component";
+import { groupOf, type GroupSpec, type Topology } from "@flaplab/runtime";
+import { edgeRtt, oneWayDelays, type EdgeKind, type RttTable } from "./rtt.js";
+
+/** Who calls whom: FlappyGo's call graph. */
+export const CALL_GRAPH: ReadonlyArray<readonly [ComponentName, ComponentName]> = [
+  ["initiator", "worldgen"],
+  ["initiator", "engine"],
+  ["engine", "music"],
+  ["engine", "score"],
+];
+
+/** What a browser connects to: Connect endpoints and the two stream servers. */
+export const BROWSER_TARGETS: ReadonlyArray<{ component: ComponentName; port: "connect" | "stream" }> = [
+  { component: "auth", port: "connect" },
+  { component: "initiator", port: "connect" },
+  { component: "score", port: "connect" },
+  { component: "engine", port: "stream" },
+  { component: "music", port: "stream" },
+];
+
+/** One link that gets its own proxy: from a process group (or the browser) to a group's port. */
+export interface PlannedEdge {
+  /** Unique, e.g. "initiator->worldgen" or "browser->engine:stream". */
+  readonly name: string;
+  /** The calling group, or "browser". */
+  readonly from: string;
+  readonly to: string;
+  readonly port: "connect" | "stream";
+  /** host:port the traffic really goes to. */
+  readonly upstream: string;
+  readonly kind: EdgeKind;
+  readonly rttMs: number;
+  readonly jitterMs: number;
+  readonly upstreamMs: number;
+  readonly downstreamMs: number;
+}
+
+/**
+ * Every link between different processes (and from the browser) with its emulated RTT. Links
+ * between groups on the same host ("local" region) are left out: nothing to add.
+ */
+export function planEdges(topology: Topology, table: RttTable): PlannedEdge[] {
+  const edges = new Map<string, PlannedEdge>();
+  const add = (from: string, fromPlace: { region: string; zone: string }, to: GroupSpec, port: "connect" | "stream") => {
+    const rtt = edgeRtt(table, fromPlace, to);
+    if (rtt.kind === "same-host") return;
+    const name = port === "connect" ? `${from}->${to.name}` : `${from}->${to.name}:stream`;
+    if (edges.has(name)) return;
+    edges.set(name, {
+      name,
+      from,
+      to: to.name,
+      port,
+      upstream: port === "connect" ? to.address : to.streamAddress,
+      ...rtt,
+      ...oneWayDelays(rtt.rttMs),
+    });
+  };
+  for (const [caller, callee] of CALL_GRAPH) {
+    const from = groupOf(topology, caller)!;
+    const to = groupOf(topology, callee)!;
+    if (from.name !== to.name) add(from.name, from, to, "connect");
+  }
+  for (const target of BROWSER_TARGETS) add("browser", topology.browser, groupOf(topology, target.component)!, target.port);
+  return [...edges.values()];
+}
