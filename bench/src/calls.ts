@@ -1,0 +1,189 @@
+// Section 1: the same unary call in every call mode, closed loop, one call at a time.
+import { once } from "node:events";
+import { mkdtemp, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { createHandlerContext, type Client } from "@connectrpc/connect";
+import type { WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
+import { createCallLogger, createRuntime, pinoCallLog, type Runtime } from "@flaplab/runtime";
+import { worldgenComponent } from "@flaplab/worldgen";
+import { pino } from "pino";
+import { type Child, startChild } from "./child.js";
+import { Hist, type Percentiles, scale } from "./hist.js";
+import {
+  benchKeys,
+  benchRequest,
+  clientTopology,
+  inProcessTopology,
+  NETWORK_MODES,
+  type Workload,
+  worldGenFor,
+} from "./rpc-fixture.js";
+import type { RpcServerPorts } from "./rpc-server.js";
+import { type GoalResult, metText, type RunOptions, type SectionResult } from "./section.js";
+import { count, ratio, sig } from "./table.js";
+
+export interface CallRow {
+  readonly workload: Workload;
+  readonly mode: string;
+  readonly label: string;
+  /** µs. */
+  readonly latency: Percentiles;
+  /** p50 of this mode ÷ p50 of the bare call of the same workload. */
+  readonly p50VsBare: number | null;
+}
+
+interface Budget {
+  readonly warm: number;
+  readonly count: number;
+  readonly maxMs: number;
+}
+
+const FULL: Record<"bare" | "inproc" | "net", Budget> = {
+  bare: { warm: 20_000, count: 200_000, maxMs: 1500 },
+  inproc: { warm: 5000, count: 100_000, maxMs: 2000 },
+  net: { warm: 1000, count: 10_000, maxMs: 2000 },
+};
+const QUICK: Record<"bare" | "inproc" | "net", Budget> = {
+  bare: { warm: 200, count: 1000, maxMs: 300 },
+  inproc: { warm: 100, count: 500, maxMs: 300 },
+  net: { warm: 50, count: 200, maxMs: 500 },
+};
+
+/** Calls `fn` one after another and records each call's wall time in ns. Bounded in count and time. */
+export async function timeCalls(fn: () => unknown, budget: Budget): Promise<Hist> {
+  for (let i = 0; i < budget.warm; i++) await fn();
+  const h = new Hist();
+  const deadline = performance.now() + budget.maxMs;
+  for (let i = 0; i < budget.count; i++) {
+    const t = performance.now();
+    await fn();
+    h.record((performance.now() - t) * 1e6);
+    if ((i & 63) === 63 && performance.now() > deadline) break;
+  }
+  return h;
+}
+
+export const DIRECT_GOAL = 1.5;
+export const NET_P50_GOAL_US = 300;
+/** FlappyGo's Go gRPC over TLS p99 on this machine type: quoted reference, not measured here. */
+export const NET_P99_REFERENCE_US: readonly [number, number] = [660, 924];
+
+export async function runCalls(opts: RunOptions): Promise<SectionResult> {
+  const started = performance.now();
+  const budgets = opts.quick ? QUICK : FULL;
+  const dir = await mkdtemp(join(opts.workDir, "calls-"));
+  const keys = await benchKeys(dir);
+  const token = (await keys.signer.sign("bench")).token;
+  const callOptions = { headers: { authorization: `Bearer ${token}` } };
+  const request = benchRequest();
+  const rows: CallRow[] = [];
+  let server: Child | undefined;
+  // Timer overhead: what an empty call costs to measure.
+  const timer = await timeCalls(() => undefined, budgets.bare);
+
+  try {
+    server = await startChild("rpc-server.ts");
+    const ports = await server.request<RpcServerPorts>({ type: "start", keysDir: dir });
+    for (const workload of ["trivial", "worldgen"] as const) {
+      const add = (mode: string, label: string, h: Hist) => {
+        const latency = scale(h.summary(), 1000);
+        const bare = rows.find((r) => r.workload === workload && r.mode === "bare");
+        rows.push({ workload, mode, label, latency, p50VsBare: bare ? (latency.p50 ?? 0) / (bare.latency.p50 ?? 1) : 1 });
+        opts.log(`  calls ${workload} ${label}: p50 ${sig(latency.p50)} µs (${latency.samples} samples)`);
+      };
+      const impl = worldGenFor(workload);
+      const ctx = createHandlerContext({
+        service: worldgenComponent.service,
+        method: worldgenComponent.service.method.generateWorld,
+        protocolName: "bare",
+        requestMethod: "POST",
+        url: "bare:/",
+      });
+      add("bare", "bare function call", await timeCalls(() => impl.generateWorld(request, ctx), budgets.bare));
+
+      for (const [mode, label, logged] of [
+        ["direct", "runtime direct", false],
+        ["direct+log", "runtime direct + pino call log", true],
+        ["serialized", "in-process serialized", false],
+      ] as const) {
+        const destination = logged ? pino.destination({ dest: "/dev/null", sync: false }) : undefined;
+        if (destination) await once(destination, "ready");
+        const runtime = createRuntime({
+          topology: inProcessTopology(mode === "serialized" ? "serialized" : "direct"),
+          group: "all",
+          verifier: keys.verifier,
+          ...(destination ? { callLog: pinoCallLog(createCallLogger(destination)) } : {}),
+        });
+        runtime.mount(worldgenComponent, worldGenFor(workload));
+        const client = runtime.client(worldgenComponent, "bench");
+        add(mode, label, await timeCalls(() => client.generateWorld(request, callOptions), budgets.inproc));
+        runtime.close();
+        destination?.end();
+      }
+
+      for (const net of NETWORK_MODES) {
+        const runtime: Runtime = createRuntime({ topology: clientTopology(ports[workload], net.network), group: "bench", verifier: keys.verifier });
+        const client: Client<typeof WorldGenService> = runtime.client(worldgenComponent, "bench");
+        add(net.id, net.label, await timeCalls(() => client.generateWorld(request, callOptions), budgets.net));
+        runtime.close();
+      }
+    }
+  } finally {
+    await server?.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+
+  const goals: GoalResult[] = [];
+  const goalOf = new Map<CallRow, [string, boolean]>();
+  for (const workload of ["trivial", "worldgen"] as const) {
+    const direct = rows.find((r) => r.workload === workload && r.mode === "direct")!;
+    const met = direct.p50VsBare !== null && direct.p50VsBare <= DIRECT_GOAL;
+    goalOf.set(direct, [`≤ ${DIRECT_GOAL}× bare`, met]);
+    goals.push({ section: "1", goal: `direct p50 ≤ ${DIRECT_GOAL}× bare (${workload})`, measured: `${sig(direct.p50VsBare)}×`, met });
+    const nets = rows.filter((r) => r.workload === workload && NETWORK_MODES.some((m) => m.id === r.mode));
+    const best = nets.reduce((a, b) => ((b.latency.p50 ?? Infinity) < (a.latency.p50 ?? Infinity) ? b : a));
+    const p50ok = (best.latency.p50 ?? Infinity) <= NET_P50_GOAL_US;
+    const p99ok = (best.latency.p99 ?? Infinity) <= NET_P99_REFERENCE_US[1];
+    goalOf.set(best, [`best networked: p50 ≤ ${NET_P50_GOAL_US}, p99 ≤ ${NET_P99_REFERENCE_US.join("–")}*`, p50ok && p99ok]);
+    goals.push({ section: "1", goal: `best networked p50 ≤ ${NET_P50_GOAL_US} µs (${workload})`, measured: `${sig(best.latency.p50)} µs (${best.label})`, met: p50ok });
+    goals.push({
+      section: "1",
+      goal: `best networked p99 ≤ ${NET_P99_REFERENCE_US.join("–")} µs* (${workload})`,
+      measured: `${sig(best.latency.p99)} µs (${best.label})`,
+      met: p99ok,
+    });
+  }
+
+  const table = {
+    headers: ["Workload", "Mode", "Samples", "p50 µs", "p99 µs", "p99.9 µs", "p50 ÷ bare", "Goal", "Met"],
+    align: ["l", "l", "r", "r", "r", "r", "r", "l", "l"] as const,
+    rows: rows.map((r) => {
+      const g = goalOf.get(r);
+      return [
+        r.workload === "trivial" ? "trivial (stand-in)" : "worldgen (easy seed)",
+        r.label,
+        count(r.latency.samples),
+        sig(r.latency.p50),
+        sig(r.latency.p99),
+        sig(r.latency.p999),
+        r.mode === "bare" ? "1×" : ratio(r.latency.p50, rows.find((b) => b.workload === r.workload && b.mode === "bare")!.latency.p50),
+        g?.[0] ?? "",
+        g ? metText(g[1]) : "",
+      ];
+    }),
+  };
+  const timerNs = timer.summary().p50;
+  return {
+    id: "calls",
+    title: "1. Call modes (closed loop, one call at a time; µs)",
+    table,
+    notes: [
+      `Networked modes: the server is a separate process on loopback (real host, real runtime, token verified per call); the client runs in this process.`,
+      `Bare = \`await impl.generateWorld(req, ctx)\`. Timer overhead per sample ≈ ${sig(timerNs)} ns (in every row).`,
+      `* p99 660–924 µs is the reference for FlappyGo's Go implementation (gRPC over TLS) on this machine type, quoted from the project's goals, not measured in this run.`,
+    ],
+    goals,
+    data: { rows, timerOverheadNs: timerNs },
+    seconds: (performance.now() - started) / 1000,
+  };
+}

@@ -1,0 +1,122 @@
+// pnpm bench [--quick] [--only calls,load,engine,frames,browser]
+// Prints one Markdown table per section under a machine header line, and writes
+// bench/results/latest.json (numbers) and bench/results/latest.md (the tables).
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { describeMachine, machineLine } from "./machine.js";
+import { metText, type RunOptions, type SectionResult } from "./section.js";
+import { renderTable } from "./table.js";
+
+export const SECTION_IDS = ["calls", "load", "engine", "frames", "browser"] as const;
+export type SectionId = (typeof SECTION_IDS)[number];
+
+const RUNNERS: Record<SectionId, () => Promise<(opts: RunOptions) => Promise<SectionResult>>> = {
+  calls: async () => (await import("./calls.js")).runCalls,
+  load: async () => (await import("./load.js")).runLoad,
+  engine: async () => (await import("./engine.js")).runEngine,
+  frames: async () => (await import("./frames.js")).runFrames,
+  browser: async () => (await import("./browser.js")).runBrowser,
+};
+
+export const RESULTS_FORMAT = "flaplab-bench/1";
+
+/** The Markdown of one section: its title, its table and its notes. */
+export function renderSection(s: SectionResult): string {
+  return [`## ${s.title}`, "", renderTable(s.table), "", ...s.notes.map((n) => `- ${n}`)].join("\n");
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    args: process.argv.slice(2).filter((a) => a !== "--"),
+    options: {
+      quick: { type: "boolean", default: false },
+      only: { type: "string" },
+      out: { type: "string" },
+    },
+  });
+  const only = values.only?.split(",").map((s) => s.trim()) ?? [...SECTION_IDS];
+  for (const id of only) {
+    if (!(SECTION_IDS as readonly string[]).includes(id)) {
+      process.stderr.write(`unknown section ${id} (sections: ${SECTION_IDS.join(", ")})\n`);
+      return 2;
+    }
+  }
+  const quick = values.quick;
+  const outDir = values.out ? resolve(process.env["INIT_CWD"] ?? process.cwd(), values.out) : resolve(import.meta.dirname, "../results");
+  const machine = describeMachine();
+  const startedAt = new Date();
+  const t0 = performance.now();
+  const header = `${machineLine(machine)}; ${quick ? "quick run (tiny counts, no goals judged)" : "full run"}; ${startedAt.toISOString()}`;
+  process.stdout.write(`${header}\n\n`);
+  const workDir = await mkdtemp(join(tmpdir(), "flaplab-bench-"));
+  const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+  const sections: SectionResult[] = [];
+  const failures: { id: string; error: string }[] = [];
+  try {
+    for (const id of SECTION_IDS) {
+      if (!only.includes(id)) continue;
+      log(`${id}…`);
+      try {
+        const run = await RUNNERS[id]();
+        const result = await run({ quick, workDir, log });
+        sections.push(result);
+        process.stdout.write(`${renderSection(result)}\n\n`);
+        log(`${id} done in ${result.seconds.toFixed(1)} s`);
+      } catch (err) {
+        const error = err instanceof Error ? (err.stack ?? err.message) : String(err);
+        failures.push({ id, error });
+        process.stdout.write(`## ${id}: FAILED\n\n${error.split("\n")[0]}\n\n`);
+        log(`${id} failed: ${error}`);
+      }
+    }
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const goals = sections.flatMap((s) => s.goals);
+  const goalTable = renderTable({
+    headers: ["Section", "Goal", "Measured", "Status"],
+    align: ["l", "l", "l", "l"],
+    rows: goals.map((g) => [g.section, g.goal, g.measured, quick ? "not judged (quick)" : metText(g.met)]),
+  });
+  const md = [
+    `# FlapLab benchmarks`,
+    "",
+    header,
+    "",
+    ...sections.map((s) => `${renderSection(s)}\n`),
+    ...failures.map((f) => `## ${f.id}: FAILED\n\n\`\`\`\n${f.error}\n\`\`\`\n`),
+    `## Goals`,
+    "",
+    goalTable,
+    "",
+    `Total time: ${seconds.toFixed(0)} s.`,
+    "",
+  ].join("\n");
+  process.stdout.write(`## Goals\n\n${goalTable}\n\nTotal time: ${seconds.toFixed(0)} s.\n`);
+  await mkdir(outDir, { recursive: true });
+  const json = {
+    format: RESULTS_FORMAT,
+    quick,
+    startedAt: startedAt.toISOString(),
+    seconds,
+    machine,
+    sections: Object.fromEntries(sections.map((s) => [s.id, { title: s.title, seconds: s.seconds, notes: s.notes, goals: s.goals, table: s.table, data: s.data }])),
+    failures,
+    goals: goals.map((g) => ({ ...g, met: quick ? null : g.met })),
+  };
+  await writeFile(join(outDir, "latest.json"), `${JSON.stringify(json, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v), 2)}\n`);
+  await writeFile(join(outDir, "latest.md"), md);
+  log(`wrote ${join(outDir, "latest.json")} and latest.md in ${seconds.toFixed(0)} s`);
+  return failures.length > 0 ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,143 @@
+// Section 2: open-loop load per networked mode, stepped up until the p99 (from the intended send
+// time) exceeds 10× its low-load value or the step cannot keep up.
+import { setMaxListeners } from "node:events";
+import { mkdtemp, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { createRuntime } from "@flaplab/runtime";
+import { worldgenComponent } from "@flaplab/worldgen";
+import { type Child, startChild } from "./child.js";
+import { type OpenLoopResult, runOpenLoop } from "./openloop.js";
+import { benchKeys, benchRequest, clientTopology, DEFAULT_NETWORK_MODE, NETWORK_MODES } from "./rpc-fixture.js";
+import type { CpuSample, RpcServerPorts } from "./rpc-server.js";
+import type { RunOptions, SectionResult } from "./section.js";
+import { count, ratio, sig } from "./table.js";
+
+export interface LoadStep extends OpenLoopResult {
+  /** Server process CPU time ÷ wall time during the step (1 = one core busy). */
+  readonly serverCpu: number;
+  readonly pass: boolean;
+  readonly why: string;
+}
+
+export interface LoadRow {
+  readonly mode: string;
+  readonly label: string;
+  readonly lowLoadP99Us: number | null;
+  readonly steps: readonly LoadStep[];
+  /** Highest rate whose step stayed under the threshold (0: none). */
+  readonly sustainableRps: number;
+  /** Sustainable rate ÷ the server's CPU use at it: requests per second per fully used core. */
+  readonly rpsPerServerCore: number | null;
+}
+
+export const P99_FACTOR = 10;
+
+const FULL = { rates: [500, 1000, 2000, 4000, 8000, 16000], stepMs: 2000, drainMs: 2000, warm: 500 };
+const QUICK = { rates: [200, 400], stepMs: 300, drainMs: 500, warm: 50 };
+
+export async function runLoad(opts: RunOptions): Promise<SectionResult> {
+  const started = performance.now();
+  const plan = opts.quick ? QUICK : FULL;
+  const dir = await mkdtemp(join(opts.workDir, "load-"));
+  const keys = await benchKeys(dir);
+  const token = (await keys.signer.sign("bench")).token;
+  const callOptions = { headers: { authorization: `Bearer ${token}` } };
+  const request = benchRequest();
+  const rows: LoadRow[] = [];
+  // Hundreds of calls in flight on one HTTP/2 session each listen to the session's abort signal.
+  setMaxListeners(2048);
+  let server: Child | undefined;
+  try {
+    server = await startChild("rpc-server.ts");
+    const ports = await server.request<RpcServerPorts>({ type: "start", keysDir: dir });
+    const cpu = () => server!.request<CpuSample>({ type: "cpu" });
+    for (const mode of NETWORK_MODES) {
+      const runtime = createRuntime({ topology: clientTopology(ports.trivial, mode.network), group: "bench", verifier: keys.verifier });
+      const client = runtime.client(worldgenComponent, "bench");
+      const call = () => client.generateWorld(request, callOptions);
+      for (let i = 0; i < plan.warm; i++) await call();
+      const steps: LoadStep[] = [];
+      let lowLoadP99: number | null = null;
+      for (const rate of plan.rates) {
+        const before = await cpu();
+        const r = await runOpenLoop({ rate, durationMs: plan.stepMs, drainMs: plan.drainMs, maxInFlight: 256, call });
+        const after = await cpu();
+        const serverCpu = (after.cpuUs - before.cpuUs) / Math.max(1, after.wallUs - before.wallUs);
+        lowLoadP99 ??= r.latency.p99;
+        const reasons: string[] = [];
+        if (r.errors > 0) reasons.push(`${r.errors} errors`);
+        if (r.abandoned > 0) reasons.push(`${r.abandoned} unanswered`);
+        if (steps.length > 0 && (r.latency.p99 ?? Infinity) > P99_FACTOR * (lowLoadP99 ?? 0)) {
+          reasons.push(`p99 ${sig((r.latency.p99 ?? 0) / 1000)} ms > ${P99_FACTOR}× low-load`);
+        }
+        const step: LoadStep = { ...r, serverCpu, pass: reasons.length === 0, why: reasons.join(", ") };
+        steps.push(step);
+        opts.log(
+          `  load ${mode.id} ${rate} rps: p50 ${sig(r.latency.p50)} µs p99 ${sig(r.latency.p99)} µs (uncorrected p99 ${sig(r.uncorrected.p99)}), ` +
+            `server CPU ${Math.round(serverCpu * 100)}%${step.pass ? "" : ` — over: ${step.why}`}`,
+        );
+        if (!step.pass) break;
+      }
+      runtime.close();
+      const sustained = [...steps].reverse().find((s) => s.pass);
+      rows.push({
+        mode: mode.id,
+        label: mode.label,
+        lowLoadP99Us: lowLoadP99,
+        steps,
+        sustainableRps: sustained?.rate ?? 0,
+        rpsPerServerCore: sustained && sustained.serverCpu > 0 ? sustained.rate / sustained.serverCpu : null,
+      });
+    }
+  } finally {
+    await server?.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+  const base = rows.find((r) => r.mode === DEFAULT_NETWORK_MODE)!;
+  const lastRate = plan.rates[plan.rates.length - 1]!;
+  return {
+    id: "load",
+    title: "2. Open-loop load (fixed arrival rate, latency from the intended send time; µs)",
+    table: {
+      headers: [
+        "Mode",
+        "Rates tried (rps)",
+        "Sustainable rps",
+        "Samples",
+        "p50 µs",
+        "p99 µs",
+        "Low-load p99 µs",
+        "Server CPU",
+        "rps per server core",
+        "vs Connect binary h1",
+        "First step over",
+      ],
+      align: ["l", "l", "r", "r", "r", "r", "r", "r", "r", "r", "l"],
+      rows: rows.map((r) => {
+        const s = r.steps.find((x) => x.rate === r.sustainableRps);
+        const over = r.steps.find((x) => !x.pass);
+        return [
+          r.label,
+          r.steps.map((x) => x.rate).join(", "),
+          r.sustainableRps === 0 ? "< " + plan.rates[0] : `${count(r.sustainableRps)}${r.sustainableRps === lastRate ? "+" : ""}`,
+          s ? count(s.completed) : "–",
+          sig(s?.latency.p50),
+          sig(s?.latency.p99),
+          sig(r.lowLoadP99Us),
+          s ? `${Math.round(s.serverCpu * 100)}%` : "–",
+          r.rpsPerServerCore === null ? "–" : count(r.rpsPerServerCore),
+          ratio(r.sustainableRps, base.sustainableRps),
+          over ? `${count(over.rate)}: ${over.why} (uncorrected p99 ${sig(over.uncorrected.p99)})` : "none",
+        ];
+      }),
+    },
+    notes: [
+      `Stand-in GenerateWorld; server in a separate process (one Node process = at most one core), client in this process; both share the ${"machine's"} cores.`,
+      `Each step issues rate × ${plan.stepMs / 1000} s requests on schedule (≤ 256 in flight); a step fails on p99 > ${P99_FACTOR}× the first step's p99, on errors, or when requests are still unanswered ${plan.drainMs / 1000} s after the last was due. Sustainable = the last passing rate ("+" = the highest rate tried).`,
+      `rps per server core = sustainable rate ÷ the server's CPU use at it. "uncorrected p99" is what timing from the actual send would have shown.`,
+    ],
+    goals: [],
+    data: { rows, plan },
+    seconds: (performance.now() - started) / 1000,
+  };
+}

@@ -1,0 +1,94 @@
+import { basename, join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { generateReport } from "../report/index.js";
+import { loadTrace, ReplayUsageError, type ReplayOptions } from "../run/options.js";
+import { replay } from "../run/runner.js";
+import { startDeployment } from "./deployment.js";
+
+export const STUDY_DEPLOYMENTS = ["monolith", "microservices", "multiaz", "multiregion"] as const;
+export const STUDY_TRACES = ["replay/traces/6977347407732442987.csv", "replay/traces/8525333463046388971.json"] as const;
+
+export const STUDY_USAGE = `usage: pnpm study [--runs <n>] [--out <dir>] [--deployments a,b,…] [--trace <file> …] [--retries <n>]
+  Runs every deployment (default: ${STUDY_DEPLOYMENTS.join(", ")}) with pnpm dev, replays every trace
+  (default: the easy and hard seeds in replay/traces) --runs times each in Chromium, and writes one report.`;
+
+export interface StudyOptions {
+  readonly deployments: readonly string[];
+  readonly traces: readonly string[];
+  readonly runs: number;
+  readonly retries: number;
+  readonly out: string;
+  readonly chromium: string;
+}
+
+export function parseStudyArgs(argv: readonly string[], cwd: string, repo: string): StudyOptions {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: {
+        runs: { type: "string", default: "5" },
+        out: { type: "string", default: "results/study" },
+        deployments: { type: "string", default: STUDY_DEPLOYMENTS.join(",") },
+        trace: { type: "string", multiple: true },
+        retries: { type: "string", default: "0" },
+        chromium: { type: "string", default: process.env["FLAPLAB_CHROMIUM"] ?? "/usr/bin/chromium" },
+      },
+    }));
+  } catch (err) {
+    throw new ReplayUsageError(`${(err as Error).message}\n${STUDY_USAGE}`);
+  }
+  const runs = Number(values.runs);
+  if (!Number.isInteger(runs) || runs < 1 || runs > 1000) throw new ReplayUsageError(`--runs must be 1…1000, got ${values.runs}`);
+  const retries = Number(values.retries);
+  if (!Number.isInteger(retries) || retries < 0 || retries > 10) throw new ReplayUsageError(`--retries must be 0…10, got ${values.retries}`);
+  return {
+    deployments: values.deployments.split(",").map((d) => d.trim()).filter(Boolean),
+    traces: values.trace?.map((t) => resolve(cwd, t)) ?? STUDY_TRACES.map((t) => resolve(repo, t)),
+    runs,
+    retries,
+    out: resolve(cwd, values.out),
+    chromium: values.chromium,
+  };
+}
+
+/**
+ * The whole study, one command: for each deployment, start it, replay every trace `runs` times,
+ * stop it; then one report with the deployments side by side. Failed runs stay in the report.
+ */
+export async function runStudy(opts: StudyOptions, log: (line: string) => void): Promise<{ ok: number; failed: number; report: string }> {
+  const traces = await Promise.all(opts.traces.map((t) => loadTrace(t)));
+  const runsDir = join(opts.out, "runs");
+  let ok = 0;
+  let failed = 0;
+  for (const [i, topology] of opts.deployments.entries()) {
+    // A topology name ("multiaz") or a topology file; runs are filed under its name.
+    const name = basename(topology).replace(/\.json$/, "");
+    log(`study: deployment ${i + 1}/${opts.deployments.length}: ${name} — starting`);
+    const deployment = await startDeployment(topology, join(opts.out, "data", name), (line) => {
+      if (/\[dev\] +(emulating|[a-z-]+->)/.test(line)) log(`study:   ${line.replace("[dev] ", "")}`);
+    });
+    try {
+      const replayOptions: ReplayOptions = {
+        url: deployment.webUrl,
+        traces,
+        runs: opts.runs,
+        out: runsDir,
+        deployment: name,
+        retries: opts.retries,
+        rpcLogs: [deployment.logsDir],
+        chromium: opts.chromium,
+        slackMs: 15_000,
+      };
+      const result = await replay(replayOptions, (line) => log(`study:   ${name}: ${line}`));
+      ok += result.ok;
+      failed += result.failed;
+    } finally {
+      await deployment.stop();
+    }
+  }
+  const reportDir = join(opts.out, "report");
+  const { files } = await generateReport({ inputs: [runsDir], outDir: reportDir });
+  log(`study: ${ok} runs ok, ${failed} failed; report: ${files.html}`);
+  return { ok, failed, report: files.html };
+}
