@@ -347,11 +347,6 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
             `${caller}->${callee} is gRPC across regions; the load balancer forwards HTTP/1.1 to targets, so use connect or grpc-web on that edge`,
           );
         }
-        if (crossRegion) {
-          warnings.push(
-            `${caller}->${callee} crosses regions: the caller must dial ${componentUrlEnv(callee)} (https); a topology address can only say http://host:port`,
-          );
-        }
       }
     }
   }
@@ -560,6 +555,8 @@ export function cloudTopology(
       zone: s.zone,
       address: own ? `0.0.0.0:${CONNECT_PORT}` : `${dialHost}:${sameRegion ? CONNECT_PORT : 443}`,
       streamAddress: own ? `0.0.0.0:${STREAM_PORT}` : `${dialHost}:${STREAM_PORT}`,
+      // Same region: plain HTTP to the Cloud Map name; other regions: the authenticated public https endpoint.
+      callUrl: own || sameRegion ? `http://${dialHost}:${CONNECT_PORT}` : `https://${s.publicHost}`,
       publicUrl: s.publicUrl ?? s.privateUrl,
       streamPublicUrl: s.streamUrl ?? `https://${s.publicHost}`,
       inProcess: spec.inProcess,

@@ -56,6 +56,7 @@ export async function emulate(
           region: g.region,
           zone: g.zone,
           address: via?.listen ?? g.address,
+          callUrl: `http://${via?.listen ?? g.address}`,
           streamAddress: g.streamAddress,
           publicUrl: g.publicUrl,
           streamPublicUrl: browserStreamUrl(g.name, g.streamPublicUrl),

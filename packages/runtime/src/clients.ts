@@ -177,7 +177,7 @@ export function networkTransport(
   conn: Connections,
   readMaxBytes: number,
 ): Transport {
-  const baseUrl = `http://${site.targetGroup.address}`;
+  const baseUrl = site.targetGroup.callUrl;
   const common = {
     baseUrl,
     interceptors: [observingInterceptor(site)],

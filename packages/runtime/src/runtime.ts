@@ -101,7 +101,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     const key = p.targetGroup.name;
     let conn = connections.get(key);
     if (!conn) {
-      conn = openConnections(`http://${p.targetGroup.address}`);
+      conn = openConnections(p.targetGroup.callUrl);
       connections.set(key, conn);
     }
     return networkTransport(site, networkFor(topology, caller, target.name), conn, readMaxBytes);

@@ -24,6 +24,11 @@ export interface GroupSpec {
   /** Base URL browsers use for this group (defaults to http://address). */
   readonly publicUrl: string;
   /**
+   * Base URL other groups call this group at (defaults to http://address). A group in another
+   * cloud region is called at its public https endpoint.
+   */
+  readonly callUrl: string;
+  /**
    * host:port of the group's WebTransport stream server, used when the group runs the engine or
    * music (defaults to the address's port + 1000).
    */
@@ -153,6 +158,7 @@ export function parseTopology(json: unknown, source?: string): Topology {
       zone: optString(g, "zone", fail) ?? "a",
       address,
       publicUrl: optString(g, "publicUrl", fail) ?? `http://${address}`,
+      callUrl: parseCallUrl(optString(g, "callUrl", fail) ?? `http://${address}`, groupName, fail),
       streamAddress,
       streamPublicUrl: optString(g, "streamPublicUrl", fail) ?? `https://${streamAddress}`,
       inProcess: parseInProcess(g["inProcess"], topInProcess, `group "${groupName}": "inProcess"`, fail),
@@ -203,6 +209,17 @@ function optString(obj: Record<string, unknown>, key: string, fail: Fail): strin
   if (v === undefined) return undefined;
   if (typeof v !== "string" || v.length === 0) fail(`"${key}" must be a non-empty string`);
   return v as string;
+}
+
+function parseCallUrl(url: string, group: string, fail: Fail): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return fail(`group "${group}": callUrl "${url}" is not a URL`);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") fail(`group "${group}": callUrl must be http or https`);
+  return url.replace(/\/+$/, "");
 }
 
 function parseInProcess(value: unknown, fallback: InProcessMode, what: string, fail: Fail): InProcessMode {

@@ -88,3 +88,12 @@ describe("stream addresses", () => {
     ).toThrow(/address h:2 is used by another group/);
   });
 });
+
+describe("call URLs", () => {
+  it("default to http://address and may name an https endpoint for calls from other regions", () => {
+    expect(parseTopology(minimal()).groups[0]!.callUrl).toBe("http://127.0.0.1:9000");
+    const t = parseTopology(minimal({ groups: { one: { components: all, address: "h:1", callUrl: "https://one.example.net/" } } }));
+    expect(t.groups[0]!.callUrl).toBe("https://one.example.net");
+    expect(() => parseTopology(minimal({ groups: { one: { components: all, address: "h:1", callUrl: "ftp://x" } } }))).toThrow(/http or https/);
+  });
+});

@@ -70,13 +70,16 @@ export interface PlanCheck extends GameOutcome {
 
 const DEFAULT_TARGET = 30;
 const DEFAULT_ROBUST = 2;
-/** Pixel margins tried in turn, best first; the first one a schedule is found for wins. */
-const MARGIN_STEPS = [20, 14, 10, 7, 4, 2, 0];
+/** Margin (px) the first search asks for; 0 when that fails, raised while searches succeed. */
+const FIRST_MARGIN = 8;
+/** Searches per target score. */
+const MAX_SEARCHES = 4;
 /** Nodes kept per flap tick. */
 const BEAM = 160;
-/** Bucket size for de-duplicating nodes: bird y (px) and velocity (px/tick). */
+/** Margin above the required one beyond which nodes rank by drift alone. */
+const RANK_CAP = 8;
+/** Bucket for de-duplicating the nodes of one tick: bird y, px. */
 const Y_BUCKET = 3;
-const V_BUCKET = 1;
 
 /**
  * Where the pipes are on every tick, independent of the bird: the corridor its top edge must stay
@@ -182,6 +185,8 @@ interface Node {
   /** Offsets of the trajectory caused by moving any earlier flap (min ≤ 0 ≤ max). */
   readonly emin: number;
   readonly emax: number;
+  /** Sum over flaps of the largest squared offset moving that flap causes. */
+  readonly drift: number;
   /** Smallest clearance so far over all variants. */
   readonly margin: number;
   readonly parent: Node | undefined;
@@ -220,9 +225,11 @@ function depth(tl: Timeline, t: number, y: number, bh: number): number {
  * once the next flap resets the velocity, so older flaps are kept as an offset envelope.
  */
 export function search(tl: Timeline, goal: Goal, bh: number, R: number, minMargin: number, yLimit: number): { found?: SearchResult; reach: number } {
-  const layers = new Map<number, Map<number, Node>>();
+  const yMin = -yLimit;
+  const bins = Math.ceil((2 * yLimit) / Y_BUCKET) + 2;
+  const layers: (Array<Node | undefined> | undefined)[] = new Array(goal.endTick + 2);
   const root: Node = {
-    m: 1, flapped: false, y: START_BIRD_Y, v: 0, hy: START_BIRD_Y, hv: 0, emin: 0, emax: 0, margin: Number.POSITIVE_INFINITY, parent: undefined,
+    m: 1, flapped: false, y: START_BIRD_Y, v: 0, hy: START_BIRD_Y, hv: 0, emin: 0, emax: 0, drift: 0, margin: Number.POSITIVE_INFINITY, parent: undefined,
   };
   let best: Terminal | undefined;
   let reach = 0;
@@ -232,28 +239,10 @@ export function search(tl: Timeline, goal: Goal, bh: number, R: number, minMargi
   const histY = new Float64Array(tl.length + 2);
   const histV = new Float64Array(tl.length + 2);
 
-  const better = (a: Node, b: Node): boolean => betterThan(a.emin, a.emax, a.margin, b);
-
-  const betterThan = (emin: number, emax: number, margin: number, b: Node): boolean => {
-    const wa = emax - emin;
-    const wb = b.emax - b.emin;
-    const mode = process.env.RANK ?? "w";
-    const cap = Number(process.env.CAP ?? 1e9);
-    if (mode === "w") {
-      if (wa !== wb) return wa < wb;
-      return margin > b.margin;
-    }
-    if (mode === "m") {
-      const ma = Math.min(margin, minMargin + cap);
-      const mb = Math.min(b.margin, minMargin + cap);
-      if (ma !== mb) return ma > mb;
-      return wa < wb;
-    }
-    const K = Number(process.env.K ?? 0.5);
-    const sa = Math.min(margin, minMargin + cap) - K * wa;
-    const sb = Math.min(b.margin, minMargin + cap) - K * wb;
-    return sa > sb;
-  };
+  // Rank: margin (capped, so that beyond the target level the other terms decide) minus the
+  // typical offset that many flaps moved at once would add up to.
+  const capAt = minMargin + RANK_CAP;
+  const rank = (margin: number, drift: number): number => Math.min(margin, capAt) - Math.sqrt(drift);
 
   const expand = (n: Node): void => {
     const m = n.m;
@@ -295,24 +284,27 @@ export function search(tl: Timeline, goal: Goal, bh: number, R: number, minMargi
       if (t >= first && t <= goal.endTick && y < yLimit && y > -yLimit) {
         let emin = n.emin;
         let emax = n.emax;
+        let worst = 0;
         if (n.flapped) {
           for (let i = 0; i < nv; i++) {
             const d = (vy[i] as number) - y;
             if (d < emin) emin = d;
             if (d > emax) emax = d;
+            if (d * d > worst) worst = d * d;
           }
         }
-        let layer = layers.get(t);
+        const drift = n.drift + worst;
+        let layer = layers[t];
         if (layer === undefined) {
-          layer = new Map();
-          layers.set(t, layer);
+          layer = new Array<Node | undefined>(bins).fill(undefined);
+          layers[t] = layer;
         }
-        const key = Math.round(y / Y_BUCKET);
-        const old = layer.get(key);
-        if (old === undefined || betterThan(emin, emax, margin, old)) {
+        const key = Math.round((y - yMin) / Y_BUCKET);
+        const old = layer[key];
+        if (old === undefined || rank(margin, drift) > rank(old.margin, old.drift)) {
           const hy = histY[t - R] as number;
           const hv = histV[t - R] as number;
-          layer.set(key, { m: t, flapped: true, y, v, hy, hv, emin, emax, margin, parent: n });
+          layer[key] = { m: t, flapped: true, y, v, hy, hv, emin, emax, drift, margin, parent: n };
         }
       }
       if (t > tl.length) return;
@@ -359,21 +351,18 @@ export function search(tl: Timeline, goal: Goal, bh: number, R: number, minMargi
     if (best === undefined || margin > best.margin) best = { node: n, margin };
   };
 
-  const stats: number[] = [];
   expand(root);
   for (let t = 1; t <= goal.endTick; t++) {
-    const layer = layers.get(t);
+    const layer = layers[t];
     if (layer === undefined) continue;
-    layers.delete(t);
-    let nodes = [...layer.values()];
-    if (process.env.DBG) stats.push(nodes.length);
+    layers[t] = undefined;
+    let nodes = layer.filter((n): n is Node => n !== undefined);
     if (nodes.length > BEAM) {
-      nodes.sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0));
+      nodes.sort((a, b) => rank(b.margin, b.drift) - rank(a.margin, a.drift));
       nodes = nodes.slice(0, BEAM);
     }
     for (const n of nodes) expand(n);
   }
-  if (process.env.DBG) console.error("layers", stats.length, "max", Math.max(...stats), "avg", stats.reduce((a, b) => a + b, 0) / stats.length, "reach", reach);
   const found = best as Terminal | undefined;
   return found ? { found: { flapTicks: flapsOf(found.node), margin: found.margin }, reach } : { reach };
 }
@@ -462,24 +451,34 @@ export function planGame(seed: bigint, opts: PlanOptions = {}): GamePlan {
     let goal = goalFor(tl, target);
     while (goal === undefined && target > 0) goal = goalFor(tl, --target);
     if (goal === undefined) throw new RangeError(`no game fits in ${r.maxTicks} ticks`);
+    let best: { flapTicks: number[]; check: PlanCheck } | undefined;
     let reach = 0;
-    for (const m of MARGIN_STEPS) {
-      const res = search(tl, goal, r.bird.height, r.robust, m, yLimit);
+    let level = FIRST_MARGIN;
+    for (let i = 0; i < MAX_SEARCHES; i++) {
+      const res = search(tl, goal, r.bird.height, r.robust, level, yLimit);
       reach = Math.max(reach, res.reach);
-      if (res.found === undefined) continue;
-      const check = checkOn(r, tl, goal, res.found.flapTicks);
-      if (check.robust && check.score === goal.target) {
-        return {
-          flapTicks: res.found.flapTicks,
-          score: check.score,
-          ticks: check.ticks,
-          died: check.died,
-          courseEnd: check.courseEnd,
-          targetScore: goal.target,
-          robustTicks: r.robust,
-          minMargin: check.minMargin,
-        };
+      const check = res.found && checkOn(r, tl, goal, res.found.flapTicks);
+      if (res.found && check?.robust && check.score === goal.target) {
+        if (best === undefined || check.minMargin > best.check.minMargin) best = { flapTicks: res.found.flapTicks, check };
+        level = Math.floor(Math.max(level, check.minMargin)) + 2;
+      } else if (best === undefined && level > 0) {
+        level = 0;
+      } else {
+        break;
       }
+    }
+    if (best !== undefined) {
+      const { check } = best;
+      return {
+        flapTicks: best.flapTicks,
+        score: check.score,
+        ticks: check.ticks,
+        died: check.died,
+        courseEnd: check.courseEnd,
+        targetScore: goal.target,
+        robustTicks: r.robust,
+        minMargin: check.minMargin,
+      };
     }
     if (goal.target === 0) throw new Error("no robust schedule found, not even for score 0");
     target = Math.min(goal.target - 1, reach);

@@ -21,14 +21,19 @@ export interface Browser {
   close(): Promise<void>;
 }
 
-/** A fresh browser profile (so storage is clear) for one run. */
-export async function launch(executablePath: string): Promise<Browser> {
+/**
+ * A fresh browser profile (so storage is clear) for one run. Name resolution stays on loopback,
+ * plus the deployment's own host when it is elsewhere (a cloud stage).
+ */
+export async function launch(executablePath: string, deploymentHost?: string): Promise<Browser> {
   const profile = await mkdtemp(join(tmpdir(), "flaplab-replay-"));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath,
     headless: true,
     ignoreHTTPSErrors: true,
-    args: CHROMIUM_ARGS,
+    args: deploymentHost && !/^(127\.|localhost$|\[::1\])/.test(deploymentHost)
+      ? CHROMIUM_ARGS.map((a) => (a.startsWith("--host-resolver-rules=") ? `${a}, EXCLUDE ${deploymentHost}, EXCLUDE *.${deploymentHost.split(".").slice(1).join(".")}` : a))
+      : CHROMIUM_ARGS,
   });
   const version = context.browser()?.version() ?? (await versionOf(context));
   return {

@@ -183,7 +183,7 @@ async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunContext):
   let game: PageGame | undefined;
   let version = "unknown";
   try {
-    browser = await launch(opts.chromium);
+    browser = await launch(opts.chromium, new URL(opts.url).hostname);
     version = browser.version;
     const page = await browser.context.newPage();
     const crashed = new Promise<RunFailure>((resolve) => {

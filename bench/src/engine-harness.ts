@@ -1,0 +1,257 @@
+// The engine's real tick path without a network: TickScheduler + GameTable + the game session
+// handler (FrameEncoder, encodeDelimited) over in-memory sessions, kept alive by a flap schedule.
+import { create } from "@bufbuild/protobuf";
+import type { Client } from "@connectrpc/connect";
+import type { Principal } from "@flaplab/component";
+import { ClientInputSchema, GameStreamMessageSchema } from "@flaplab/contracts/engine/v1/stream_pb";
+import { type MusicService, PlayMusicResponseSchema } from "@flaplab/contracts/music/v1/music_pb";
+import { RecordRunResponseSchema, type ScoreService } from "@flaplab/contracts/score/v1/score_pb";
+import {
+  createGameSessionHandler,
+  GameTable,
+  type ScheduledTask,
+  type TickFn,
+  TickScheduler,
+} from "@flaplab/engine";
+import { encodeDelimited, FrameEncoder, type SessionEnd, type StreamSession } from "@flaplab/game-stream";
+import { applyInputInPlace, createGame, PIPE_WIDTH, TICK_MS, tickInPlace } from "@flaplab/physics";
+import type { FlapSchedule } from "./autopilot.js";
+import { Hist } from "./hist.js";
+
+/** A TickScheduler that records every tick's lateness (µs) and skipped deadlines. */
+export class MeasuringScheduler extends TickScheduler {
+  readonly lateness = new Hist();
+  skipped = 0;
+  ticks = 0;
+
+  override schedule(fn: TickFn, startMs?: number): ScheduledTask {
+    return super.schedule((info) => {
+      this.lateness.record(info.latenessMs * 1000);
+      this.skipped += info.skipped;
+      this.ticks++;
+      return fn(info);
+    }, startMs);
+  }
+
+  resetStats(): void {
+    this.lateness.reset();
+    this.skipped = 0;
+    this.ticks = 0;
+  }
+}
+
+/** Music and score clients that answer at once: the benchmark measures the engine alone. */
+export function idleMusic(): Client<typeof MusicService> {
+  return { playMusic: () => Promise.resolve(create(PlayMusicResponseSchema, { bytesSent: 0 })) };
+}
+
+export function idleScore(): Client<typeof ScoreService> {
+  return {
+    recordRun: () => Promise.resolve(create(RecordRunResponseSchema, {})),
+    getScores: () => Promise.reject(new Error("not used")),
+  };
+}
+
+export const silentLogger = { info() {}, warn() {}, error() {} };
+
+/** Counters shared by all sessions of a run. */
+export interface SendStats {
+  frames: number;
+  frameBytes: number;
+  acks: number;
+  /** Games that ended (game over or closed by the engine) before the benchmark closed them. */
+  ended: number;
+}
+
+/**
+ * An in-memory StreamSession whose client plays `flapTicks`: each time the frame of tick k is
+ * sent and k + 1 is a flap tick, it writes the next ClientInput, as a real client would on
+ * receiving that frame.
+ */
+export class MemorySession implements StreamSession {
+  readonly kind = "engine";
+  bufferedBytes = 0;
+  readonly closed: Promise<SessionEnd>;
+  private resolveClosed!: (end: SessionEnd) => void;
+  private ended = false;
+  private queue: Uint8Array[] = [];
+  private waiting: ((r: IteratorResult<Uint8Array>) => void) | undefined;
+  private seq = 0;
+  private lastTick = 0;
+
+  constructor(
+    readonly gameId: string,
+    readonly principal: Principal,
+    private readonly flapTicks: ReadonlySet<number>,
+    private readonly tickOf: () => number,
+    private readonly stats: SendStats,
+  ) {
+    this.closed = new Promise((r) => (this.resolveClosed = r));
+  }
+
+  readonly incoming: AsyncIterable<Uint8Array> = {
+    [Symbol.asyncIterator]: () => ({
+      next: () => {
+        const chunk = this.queue.shift();
+        if (chunk) return Promise.resolve({ value: chunk, done: false });
+        if (this.ended) return Promise.resolve({ value: undefined, done: true });
+        return new Promise<IteratorResult<Uint8Array>>((r) => (this.waiting = r));
+      },
+    }),
+  };
+
+  /** The start press. */
+  start(): void {
+    this.input();
+  }
+
+  private input(): void {
+    const bytes = encodeDelimited(ClientInputSchema, create(ClientInputSchema, { seq: ++this.seq, clientTimeMs: 0 }));
+    const w = this.waiting;
+    this.waiting = undefined;
+    if (w) w({ value: bytes, done: false });
+    else this.queue.push(bytes);
+  }
+
+  send(bytes: Uint8Array): boolean {
+    if (this.ended) return false;
+    const tick = this.tickOf();
+    if (tick > this.lastTick) {
+      this.lastTick = tick;
+      this.stats.frames++;
+      this.stats.frameBytes += bytes.byteLength;
+      if (this.flapTicks.has(tick + 1)) this.input();
+    } else {
+      this.stats.acks++;
+    }
+    return true;
+  }
+
+  close(code: number, reason: string): void {
+    if (!this.ended) this.stats.ended++;
+    this.finish({ code, reason, by: "server" });
+  }
+
+  /** The client goes away. */
+  leave(): void {
+    this.finish({ code: 0, reason: "", by: "client" });
+  }
+
+  private finish(end: SessionEnd): void {
+    if (this.ended) return;
+    this.ended = true;
+    const w = this.waiting;
+    this.waiting = undefined;
+    w?.({ value: undefined, done: true });
+    this.resolveClosed(end);
+  }
+}
+
+export interface StepResult {
+  readonly games: number;
+  /** Tick lateness, µs. */
+  readonly lateness: ReturnType<Hist["summary"]>;
+  readonly ticks: number;
+  readonly skipped: number;
+  readonly frames: number;
+  readonly acks: number;
+  readonly frameBytes: number;
+  /** Process CPU (user + system) during the measurement, µs. */
+  readonly cpuUs: number;
+  readonly wallMs: number;
+  readonly cpuPerFrameUs: number;
+  /** Games that ended on their own during the step (should be 0). */
+  readonly ended: number;
+}
+
+export interface StepPlan {
+  readonly games: number;
+  /** Games are started evenly over this long, so their tick phases spread over the period. */
+  readonly rampMs: number;
+  readonly settleMs: number;
+  readonly measureMs: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs `plan.games` games on one scheduler in this process and measures the engine's ticks. */
+export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Promise<StepResult> {
+  const games = new GameTable({ maxGames: plan.games + 10, idleTtlMs: 3600_000 });
+  const scheduler = new MeasuringScheduler();
+  const handler = createGameSessionHandler({ games, scheduler, music: idleMusic(), score: idleScore(), logger: silentLogger });
+  const stats: SendStats = { frames: 0, frameBytes: 0, acks: 0, ended: 0 };
+  const flaps = new Set(schedule.flapTicks);
+  const principal: Principal = { username: "bench", token: "bench-token", expiresAt: new Date(Date.now() + 3600_000) };
+  const sessions: MemorySession[] = [];
+  const startAt = performance.now();
+  for (let i = 0; i < plan.games; i++) {
+    // Start game i at its share of the ramp.
+    const due = startAt + (i * plan.rampMs) / plan.games;
+    const wait = due - performance.now();
+    if (wait > 1) await sleep(wait);
+    const id = `g${i}`;
+    const game = games.create({ id, owner: { username: principal.username, token: principal.token }, course: schedule.course, seed: schedule.seed });
+    const session = new MemorySession(id, principal, flaps, () => game.state.tick, stats);
+    sessions.push(session);
+    handler(session);
+    session.start();
+  }
+  await sleep(plan.settleMs);
+  scheduler.resetStats();
+  const before = { frames: stats.frames, acks: stats.acks, bytes: stats.frameBytes, ended: stats.ended };
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await sleep(plan.measureMs);
+  const cpu = process.cpuUsage(cpu0);
+  const wallMs = performance.now() - t0;
+  const frames = stats.frames - before.frames;
+  const result: StepResult = {
+    games: plan.games,
+    lateness: scheduler.lateness.summary(),
+    ticks: scheduler.ticks,
+    skipped: scheduler.skipped,
+    frames,
+    acks: stats.acks - before.acks,
+    frameBytes: stats.frameBytes - before.bytes,
+    cpuUs: cpu.user + cpu.system,
+    wallMs,
+    cpuPerFrameUs: frames > 0 ? (cpu.user + cpu.system) / frames : 0,
+    ended: stats.ended,
+  };
+  for (const s of sessions) s.leave();
+  await sleep(10);
+  scheduler.stop();
+  return result;
+}
+
+/**
+ * The work of one frame with nothing around it, in a tight loop: a physics tick, the delta frame,
+ * the stream message and its size-delimited bytes (ns per frame). Replays `schedule` from the start.
+ */
+export function coreFrameCostNs(schedule: FlapSchedule, frames: number): number {
+  const flaps = new Set(schedule.flapTicks);
+  let state = createGame(schedule.course);
+  let encoder = new FrameEncoder({ pipeSpacing: schedule.course.pipeSpacing, pipes: schedule.course.pipes, pipeWidth: PIPE_WIDTH, pipesInView: state.pipesInView });
+  applyInputInPlace(state);
+  let bytes = 0;
+  const t0 = performance.now();
+  for (let i = 0; i < frames; i++) {
+    if (state.phase !== "playing" || state.tick >= schedule.survivesTicks - 1) {
+      state = createGame(schedule.course);
+      encoder = new FrameEncoder({ pipeSpacing: schedule.course.pipeSpacing, pipes: schedule.course.pipes, pipeWidth: PIPE_WIDTH, pipesInView: state.pipesInView });
+      applyInputInPlace(state);
+    }
+    if (flaps.has(state.tick + 1)) applyInputInPlace(state);
+    tickInPlace(state);
+    const frame = encoder.encode(state, 0);
+    bytes += encodeDelimited(GameStreamMessageSchema, create(GameStreamMessageSchema, { kind: { case: "frame", value: frame } })).byteLength;
+  }
+  const ns = ((performance.now() - t0) * 1e6) / frames;
+  if (bytes === 0) throw new Error("no bytes encoded");
+  return ns;
+}
+
+/** Games one core could tick at 30 frames per second if each frame cost `nsPerFrame`. */
+export function gamesPerCore(nsPerFrame: number): number {
+  return 1e9 / nsPerFrame / (1000 / TICK_MS);
+}

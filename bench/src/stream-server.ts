@@ -1,0 +1,103 @@
+// Child process for section 3b: the real stream server with the engine's game session handler.
+import { createGameSessionHandler, GameTable } from "@flaplab/engine";
+import { createDevCertificate, createStreamServer, type StreamServer } from "@flaplab/streams";
+import { pino } from "pino";
+import { findFlapSchedule } from "./autopilot.js";
+import { serveRequests } from "./child.js";
+import { idleMusic, idleScore, MeasuringScheduler, silentLogger } from "./engine-harness.js";
+import type { Percentiles } from "./hist.js";
+import { benchKeys } from "./rpc-fixture.js";
+
+export const ENGINE_PATH = "/engine/v1/game";
+
+export type StreamServerRequest =
+  | { type: "start"; keysDir: string }
+  | { type: "games"; count: number; prefix: string }
+  | { type: "reset" }
+  | { type: "stats" }
+  | { type: "clear" };
+
+export interface StreamServerInfo {
+  readonly url: string;
+  /** SHA-256 of the certificate, base64. */
+  readonly certSha256: string;
+  readonly token: string;
+  readonly transports: string;
+}
+
+export interface StreamServerStats {
+  readonly lateness: Percentiles;
+  readonly ticks: number;
+  readonly skipped: number;
+  readonly cpuUs: number;
+  readonly wallMs: number;
+  readonly openSessions: number;
+  readonly games: number;
+}
+
+const schedule = findFlapSchedule();
+const games = new GameTable({ maxGames: 20_000, idleTtlMs: 3600_000 });
+const scheduler = new MeasuringScheduler();
+let server: StreamServer | undefined;
+let cpu0 = process.cpuUsage();
+let t0 = performance.now();
+
+serveRequests(
+  async (req: StreamServerRequest) => {
+    switch (req.type) {
+      case "start": {
+        const keys = await benchKeys(req.keysDir);
+        const handler = createGameSessionHandler({ games, scheduler, music: idleMusic(), score: idleScore(), logger: silentLogger });
+        server = await createStreamServer({
+          host: "127.0.0.1",
+          port: 0,
+          certificate: await createDevCertificate(),
+          routes: { [ENGINE_PATH]: { kind: "engine", handler } },
+          verifier: keys.verifier,
+          logger: pino({ level: "silent" }),
+          streamOpenTimeoutMs: 30_000,
+        });
+        const token = (await keys.signer.sign("bench")).token;
+        return {
+          url: `https://127.0.0.1:${server.port}${ENGINE_PATH}`,
+          certSha256: Buffer.from(server.certificate.sha256).toString("base64"),
+          token,
+          transports: server.transports,
+        } satisfies StreamServerInfo;
+      }
+      case "games": {
+        const ids: string[] = [];
+        for (let i = 0; i < req.count; i++) {
+          const id = `${req.prefix}-${i}`;
+          games.create({ id, owner: { username: "bench", token: "unused" }, course: schedule.course, seed: schedule.seed });
+          ids.push(id);
+        }
+        return ids;
+      }
+      case "reset":
+        scheduler.resetStats();
+        cpu0 = process.cpuUsage();
+        t0 = performance.now();
+        return null;
+      case "stats": {
+        const cpu = process.cpuUsage(cpu0);
+        return {
+          lateness: scheduler.lateness.summary(),
+          ticks: scheduler.ticks,
+          skipped: scheduler.skipped,
+          cpuUs: cpu.user + cpu.system,
+          wallMs: performance.now() - t0,
+          openSessions: server?.openSessions ?? 0,
+          games: games.size,
+        } satisfies StreamServerStats;
+      }
+      case "clear":
+        for (const g of [...games.values()]) games.delete(g.id);
+        return null;
+    }
+  },
+  async () => {
+    scheduler.stop();
+    await server?.close();
+  },
+);
