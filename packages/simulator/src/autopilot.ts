@@ -17,7 +17,7 @@ import {
   tickInPlace,
   validateCourse,
 } from "@flaplab/physics";
-import { type Trace, serializeFlapLabTrace } from "@flaplab/traces";
+import { FLAPLAB_TRACE_FORMAT, type Trace } from "@flaplab/traces";
 import { generateWorld } from "@flaplab/worldgen";
 import { type GameOutcome, simulateCourse } from "./simulate.js";
 
@@ -28,7 +28,7 @@ export interface PlanOptions {
   readonly targetScore?: number;
   /** How many ticks each flap may land early or late without changing the outcome (default 2). */
   readonly robustTicks?: number;
-  /** Longest game to plan, in ticks; the target is lowered to the highest score that fits. */
+  /** Longest game to plan, in ticks (game over included); the target is lowered to fit. */
   readonly maxTicks?: number;
 }
 
@@ -37,7 +37,7 @@ export interface GamePlan extends GameOutcome {
   readonly flapTicks: number[];
   /** The score the plan was made for: `targetScore`, or less when that could not be reached. */
   readonly targetScore: number;
-  /** The shift every flap was verified to tolerate, ≤ the requested `robustTicks`. */
+  /** The shift (ticks) every flap was verified to tolerate: the requested `robustTicks`. */
   readonly robustTicks: number;
   /** See `PlanCheck.minMargin`. */
   readonly minMargin: number;
@@ -68,15 +68,20 @@ export interface PlanCheck extends GameOutcome {
   readonly robust: boolean;
 }
 
-const DEFAULT_TARGET = 30;
-const DEFAULT_ROBUST = 2;
+/** No schedule meets the constraints. */
+export class PlanError extends Error {
+  override name = "PlanError";
+}
+
+export const DEFAULT_TARGET_SCORE = 30;
+export const DEFAULT_ROBUST_TICKS = 2;
 /** Margin (px) the first search asks for; 0 when that fails, raised while searches succeed. */
 const FIRST_MARGIN = 8;
 /** Searches per target score. */
 const MAX_SEARCHES = 4;
 /** Nodes kept per flap tick. */
 const BEAM = 160;
-/** Margin above the required one beyond which nodes rank by drift alone. */
+/** px above the required margin beyond which more margin no longer ranks a node higher. */
 const RANK_CAP = 8;
 /** Bucket for de-duplicating the nodes of one tick: bird y, px. */
 const Y_BUCKET = 3;
@@ -92,7 +97,7 @@ interface Timeline {
   readonly score: Int32Array;
   /** Ticks computed; the last one may be the course end. */
   readonly length: number;
-  /** Tick at which the course ends, or Infinity within `length`. */
+  /** Tick at which the course ends, or Infinity when it does not end within `length` ticks. */
   readonly courseEndTick: number;
 }
 
@@ -101,7 +106,7 @@ interface Timeline {
  * the physics' own pipe motion, score and speed ramp, then the corridor per tick from the
  * same overlap test the physics uses.
  */
-export function buildTimeline(course: Course, bird: BirdBox, maxTicks: number): Timeline {
+function buildTimeline(course: Course, bird: BirdBox, maxTicks: number): Timeline {
   const state = createGame(course, bird);
   applyInputInPlace(state);
   state.birdY = Number.NaN;
@@ -147,7 +152,7 @@ interface Goal {
   readonly deathTick: number | undefined;
 }
 
-export function goalFor(tl: Timeline, target: number): Goal | undefined {
+function goalFor(tl: Timeline, target: number): Goal | undefined {
   let endTick = -1;
   for (let t = 0; t <= tl.length; t++) {
     if ((tl.score[t] as number) >= target) {
@@ -172,42 +177,6 @@ export function goalFor(tl: Timeline, target: number): Goal | undefined {
   return undefined;
 }
 
-/** Search node: the bird just before its latest flap (or before tick 1 for the root). */
-interface Node {
-  /** Tick the latest flap is applied before (1 for the root, which has not flapped). */
-  readonly m: number;
-  readonly flapped: boolean;
-  readonly y: number;
-  readonly v: number;
-  /** State before tick m-R (free flight since, so the states up to m follow), for the flap moved earlier. */
-  readonly hy: number;
-  readonly hv: number;
-  /** Offsets of the trajectory caused by moving any earlier flap (min ≤ 0 ≤ max). */
-  readonly emin: number;
-  readonly emax: number;
-  /** Sum over flaps of the largest squared offset moving that flap causes. */
-  readonly drift: number;
-  /** Smallest clearance so far over all variants. */
-  readonly margin: number;
-  readonly parent: Node | undefined;
-}
-
-interface SearchResult {
-  readonly flapTicks: number[];
-  readonly margin: number;
-}
-
-interface Terminal {
-  readonly node: Node;
-  readonly margin: number;
-}
-
-function flapsOf(node: Node): number[] {
-  const ticks: number[] = [];
-  for (let n: Node | undefined = node; n !== undefined; n = n.parent) if (n.flapped) ticks.push(n.m);
-  return ticks.reverse();
-}
-
 /** Clearance of a bird at `y` (top edge) at tick t; negative = it hits a pipe. */
 function clearance(tl: Timeline, t: number, y: number, bh: number): number {
   return Math.min(y - (tl.lo[t] as number), (tl.hi[t] as number) - (y + bh));
@@ -218,153 +187,219 @@ function depth(tl: Timeline, t: number, y: number, bh: number): number {
   return Math.max((tl.lo[t] as number) - y, y + bh - (tl.hi[t] as number));
 }
 
+// Local copies for the hot loop: some loaders (vitest) turn imported bindings into property reads.
+const G = GRAVITY;
+const FLAP_V = -FLAP_VELOCITY;
+
+/** Node fields, one Float64Array each per slot (see `search`). */
+const F_Y = 0; // bird y before tick m (the tick the flap is applied before)
+const F_V = 1; // its velocity
+const F_HY = 2; // state before tick m-R: free flight since, so the flap can be replayed earlier
+const F_HV = 3;
+const F_EMIN = 4; // offsets of the trajectory caused by moving any earlier flap (min ≤ 0 ≤ max)
+const F_EMAX = 5;
+const F_DRIFT = 6; // sum over flaps of the largest squared offset moving that flap causes
+const F_MARGIN = 7; // smallest clearance so far over all variants
+const F_PARENT = 8; // arena index of the node this flap follows
+const FIELDS = 9;
+/** Ticks ahead a node may place its successor; a free fall dies at a pipe long before. */
+const RING = 256;
+
+interface SearchOutcome {
+  /** The best schedule found, with its margin as estimated by the search. */
+  readonly found?: { readonly flapTicks: number[]; readonly margin: number };
+  /** Highest score any surviving branch reached. */
+  readonly reach: number;
+}
+
 /**
- * Beam search over flap ticks. Each node is the bird just before a flap; expanding it plays the
- * flap and the free flight after it once, with the 2R variants where that flap lands early or
+ * Beam search over flap ticks, for a schedule whose clearance (every variant) stays ≥ minMargin.
+ * A node is the bird just before a flap at tick m. Expanding it plays the flap and the free flight
+ * after it once, in lockstep with the 2R variants where that flap lands up to R ticks early or
  * late, and offers every later tick as the next flap. A moved flap only offsets the trajectory
- * once the next flap resets the velocity, so older flaps are kept as an offset envelope.
+ * once the next flap resets the velocity, so older flaps live on as an offset envelope. The nodes
+ * of one tick are de-duplicated by bird y (Y_BUCKET px) and cut to the BEAM best.
  */
-export function search(tl: Timeline, goal: Goal, bh: number, R: number, minMargin: number, yLimit: number): { found?: SearchResult; reach: number } {
-  const yMin = -yLimit;
-  const bins = Math.ceil((2 * yLimit) / Y_BUCKET) + 2;
-  const layers: (Array<Node | undefined> | undefined)[] = new Array(goal.endTick + 2);
-  const root: Node = {
-    m: 1, flapped: false, y: START_BIRD_Y, v: 0, hy: START_BIRD_Y, hv: 0, emin: 0, emax: 0, drift: 0, margin: Number.POSITIVE_INFINITY, parent: undefined,
-  };
-  let best: Terminal | undefined;
-  let reach = 0;
+function search(tl: Timeline, goal: Goal, bh: number, R: number, minMargin: number, yRange: readonly [number, number]): SearchOutcome {
+  const [yLo, yHi] = yRange;
+  const bins = Math.ceil((yHi - yLo) / Y_BUCKET) + 1;
+  const ring = new Float64Array(RING * bins * FIELDS);
+  // Rank of each slot, -Infinity when empty (kept apart: it is read on every offer).
+  const ranks = new Float64Array(RING * bins).fill(Number.NEGATIVE_INFINITY);
+  const used = new Uint8Array(RING);
+  // Expanded nodes: flap tick and parent, to read the schedule back.
+  let arenaTick = new Int32Array(4096);
+  let arenaParent = new Int32Array(4096);
+  let arenaSize = 0;
+  const capAt = minMargin + RANK_CAP;
   const nv = 2 * R;
   const vy = new Float64Array(nv);
   const vv = new Float64Array(nv);
   const histY = new Float64Array(tl.length + 2);
   const histV = new Float64Array(tl.length + 2);
+  const node = new Float64Array(FIELDS);
+  let bestArena = -2;
+  let bestMargin = Number.NEGATIVE_INFINITY;
+  let reach = 0;
 
-  // Rank: margin (capped, so that beyond the target level the other terms decide) minus the
-  // typical offset that many flaps moved at once would add up to.
-  const capAt = minMargin + RANK_CAP;
-  const rank = (margin: number, drift: number): number => Math.min(margin, capAt) - Math.sqrt(drift);
+  const remember = (m: number, parent: number): number => {
+    if (arenaSize === arenaTick.length) {
+      const t = new Int32Array(arenaSize * 2);
+      t.set(arenaTick);
+      arenaTick = t;
+      const p = new Int32Array(arenaSize * 2);
+      p.set(arenaParent);
+      arenaParent = p;
+    }
+    arenaTick[arenaSize] = m;
+    arenaParent[arenaSize] = parent;
+    return arenaSize++;
+  };
 
-  const expand = (n: Node): void => {
-    const m = n.m;
+  /** Expands the node in `node` (flap before tick m; m = 1 and !flapped for the root). */
+  const expand = (m: number, flapped: boolean, self: number): void => {
+    const emin0 = node[F_EMIN] as number;
+    const emax0 = node[F_EMAX] as number;
+    const drift0 = node[F_DRIFT] as number;
+    let margin = node[F_MARGIN] as number;
     // Variant i < R: the flap moved earlier by R - i ticks; i ≥ R: later by i - R + 1 ticks.
-    let seg = Number.POSITIVE_INFINITY;
-    if (n.flapped) {
+    if (flapped) {
       for (let i = 0; i < R; i++) {
         const s = i - R;
-        // Free flight from the state before tick m-R to the one before tick m+s, then the flap.
-        let y = n.hy;
-        let v = n.hv;
+        let y = node[F_HY] as number;
+        let v = node[F_HV] as number;
         for (let t = m - R; t < m + s; t++) {
-          v += GRAVITY;
+          v += G;
           y += v;
         }
-        v = -FLAP_VELOCITY;
+        v = FLAP_V;
         for (let t = m + s; t < m; t++) {
-          v += GRAVITY;
+          v += G;
           y += v;
-          if (t <= goal.endTick) seg = Math.min(seg, clearance(tl, t, y, bh));
+          if (t <= goal.endTick) margin = Math.min(margin, clearance(tl, t, y, bh));
         }
         vy[i] = y;
         vv[i] = v;
       }
       for (let i = R; i < nv; i++) {
-        vy[i] = n.y;
-        vv[i] = n.v;
+        vy[i] = node[F_Y] as number;
+        vv[i] = node[F_V] as number;
       }
     }
-    let margin = Math.min(n.margin, seg);
     if (margin < minMargin) return;
-    let y = n.y;
-    let v = n.flapped ? -FLAP_VELOCITY : n.v;
-    const first = n.flapped ? m + R + 1 : R + 1;
+    const k = flapped ? nv : 0;
+    let y = node[F_Y] as number;
+    let v = flapped ? FLAP_V : (node[F_V] as number);
+    const first = flapped ? m + R + 1 : R + 1;
+    const lastChild = Math.min(goal.endTick, m + RING - 1);
     for (let t = m; ; t++) {
       // (y, v) is the state before tick t: offer a flap here.
       histY[t] = y;
       histV[t] = v;
-      if (t >= first && t <= goal.endTick && y < yLimit && y > -yLimit) {
-        let emin = n.emin;
-        let emax = n.emax;
+      if (t >= first && t <= lastChild && y >= yLo && y <= yHi) {
+        let emin = emin0;
+        let emax = emax0;
         let worst = 0;
-        if (n.flapped) {
-          for (let i = 0; i < nv; i++) {
-            const d = (vy[i] as number) - y;
-            if (d < emin) emin = d;
-            if (d > emax) emax = d;
-            if (d * d > worst) worst = d * d;
-          }
+        for (let i = 0; i < k; i++) {
+          const d = (vy[i] as number) - y;
+          if (d < emin) emin = d;
+          if (d > emax) emax = d;
+          if (d * d > worst) worst = d * d;
         }
-        const drift = n.drift + worst;
-        let layer = layers[t];
-        if (layer === undefined) {
-          layer = new Array<Node | undefined>(bins).fill(undefined);
-          layers[t] = layer;
-        }
-        const key = Math.round((y - yMin) / Y_BUCKET);
-        const old = layer[key];
-        if (old === undefined || rank(margin, drift) > rank(old.margin, old.drift)) {
-          const hy = histY[t - R] as number;
-          const hv = histV[t - R] as number;
-          layer[key] = { m: t, flapped: true, y, v, hy, hv, emin, emax, drift, margin, parent: n };
+        const drift = drift0 + worst;
+        // Rank: the margin, capped so that beyond the level asked for the other term decides,
+        // minus the offset that many flaps moved at once would typically add up to.
+        const rank = Math.min(margin, capAt) - Math.sqrt(drift);
+        const layer = t % RING;
+        const slot = layer * bins + Math.round((y - yLo) / Y_BUCKET);
+        if (rank > (ranks[slot] as number)) {
+          const at = slot * FIELDS;
+          ranks[slot] = rank;
+          ring[at + F_Y] = y;
+          ring[at + F_V] = v;
+          ring[at + F_HY] = histY[t - R] as number;
+          ring[at + F_HV] = histV[t - R] as number;
+          ring[at + F_EMIN] = emin;
+          ring[at + F_EMAX] = emax;
+          ring[at + F_DRIFT] = drift;
+          ring[at + F_MARGIN] = margin;
+          ring[at + F_PARENT] = self;
+          used[layer] = 1;
         }
       }
-      if (t > tl.length) return;
+      if (t > goal.endTick) break;
       // Tick t.
-      v += GRAVITY;
+      v += G;
       y += v;
-      if (n.flapped) {
-        for (let i = 0; i < nv; i++) {
-          if (i >= R && t === m + (i - R + 1)) vv[i] = -FLAP_VELOCITY;
-          vv[i] = (vv[i] as number) + GRAVITY;
-          vy[i] = (vy[i] as number) + (vv[i] as number);
-        }
+      for (let i = 0; i < k; i++) {
+        if (i >= R && t === m + (i - R + 1)) vv[i] = FLAP_V;
+        vv[i] = (vv[i] as number) + G;
+        vy[i] = (vy[i] as number) + (vv[i] as number);
       }
-      if (t <= goal.endTick) {
-        let c = Math.min(y + n.emin - (tl.lo[t] as number), (tl.hi[t] as number) - (y + n.emax + bh));
-        for (let i = 0; i < (n.flapped ? nv : 0); i++) c = Math.min(c, clearance(tl, t, vy[i] as number, bh));
+      const lo = tl.lo[t] as number;
+      const hi = tl.hi[t] as number;
+      if (lo !== Number.NEGATIVE_INFINITY || hi !== Number.POSITIVE_INFINITY) {
+        let c = Math.min(y + emin0 - lo, hi - (y + emax0 + bh));
+        for (let i = 0; i < k; i++) c = Math.min(c, clearance(tl, t, vy[i] as number, bh));
         if (c < margin) margin = c;
         if (margin < minMargin) return;
-        const sc = tl.score[t] as number;
-        if (sc > reach) reach = sc;
       }
-      if (t === goal.endTick) break;
+      const sc = tl.score[t] as number;
+      if (sc > reach) reach = sc;
     }
     // Free flight from this node's flap reaches the goal: a candidate end of the game.
     if (goal.deathTick !== undefined) {
       for (let t = goal.endTick + 1; t <= goal.deathTick; t++) {
-        v += GRAVITY;
+        v += G;
         y += v;
-        if (n.flapped) {
-          for (let i = 0; i < nv; i++) {
-            if (i >= R && t === m + (i - R + 1)) vv[i] = -FLAP_VELOCITY;
-            vv[i] = (vv[i] as number) + GRAVITY;
-            vy[i] = (vy[i] as number) + (vv[i] as number);
-          }
+        for (let i = 0; i < k; i++) {
+          if (i >= R && t === m + (i - R + 1)) vv[i] = FLAP_V;
+          vv[i] = (vv[i] as number) + G;
+          vy[i] = (vy[i] as number) + (vv[i] as number);
         }
       }
       const t = goal.deathTick;
       // The whole offset envelope must be on one side of the gap.
-      let d = Math.max((tl.lo[t] as number) - (y + n.emax), y + n.emin + bh - (tl.hi[t] as number));
-      for (let i = 0; i < (n.flapped ? nv : 0); i++) d = Math.min(d, depth(tl, t, vy[i] as number, bh));
+      let d = Math.max((tl.lo[t] as number) - (y + emax0), y + emin0 + bh - (tl.hi[t] as number));
+      for (let i = 0; i < k; i++) d = Math.min(d, depth(tl, t, vy[i] as number, bh));
       margin = Math.min(margin, d);
       if (margin < minMargin) return;
     }
-    if (best === undefined || margin > best.margin) best = { node: n, margin };
+    if (margin > bestMargin) {
+      bestMargin = margin;
+      bestArena = self;
+    }
   };
 
-  expand(root);
+  node.fill(0);
+  node[F_Y] = START_BIRD_Y;
+  node[F_HY] = START_BIRD_Y;
+  node[F_MARGIN] = Number.POSITIVE_INFINITY;
+  expand(1, false, -1);
+  const order: number[] = [];
   for (let t = 1; t <= goal.endTick; t++) {
-    const layer = layers[t];
-    if (layer === undefined) continue;
-    layers[t] = undefined;
-    let nodes = layer.filter((n): n is Node => n !== undefined);
-    if (nodes.length > BEAM) {
-      nodes.sort((a, b) => rank(b.margin, b.drift) - rank(a.margin, a.drift));
-      nodes = nodes.slice(0, BEAM);
+    const layer = t % RING;
+    if (!used[layer]) continue;
+    used[layer] = 0;
+    const base = layer * bins;
+    order.length = 0;
+    for (let b = base; b < base + bins; b++) if ((ranks[b] as number) > Number.NEGATIVE_INFINITY) order.push(b);
+    if (order.length > BEAM) {
+      order.sort((a, b) => (ranks[b] as number) - (ranks[a] as number));
+      for (let i = BEAM; i < order.length; i++) ranks[order[i] as number] = Number.NEGATIVE_INFINITY;
+      order.length = BEAM;
     }
-    for (const n of nodes) expand(n);
+    for (const slot of order) {
+      const at = slot * FIELDS;
+      node.set(ring.subarray(at, at + FIELDS));
+      ranks[slot] = Number.NEGATIVE_INFINITY;
+      expand(t, true, remember(t, node[F_PARENT] as number));
+    }
   }
-  const found = best as Terminal | undefined;
-  return found ? { found: { flapTicks: flapsOf(found.node), margin: found.margin }, reach } : { reach };
+  if (bestArena === -2) return { reach };
+  const flapTicks: number[] = [];
+  for (let i = bestArena; i >= 0; i = arenaParent[i] as number) flapTicks.push(arenaTick[i] as number);
+  return { found: { flapTicks: flapTicks.reverse(), margin: bestMargin }, reach };
 }
 
 interface Variant {
@@ -399,8 +434,8 @@ interface Resolved {
 }
 
 function resolve(seed: bigint, opts: PlanOptions): Resolved {
-  const target = opts.targetScore ?? DEFAULT_TARGET;
-  const robust = opts.robustTicks ?? DEFAULT_ROBUST;
+  const target = opts.targetScore ?? DEFAULT_TARGET_SCORE;
+  const robust = opts.robustTicks ?? DEFAULT_ROBUST_TICKS;
   const maxTicks = opts.maxTicks ?? Number.POSITIVE_INFINITY;
   if (!Number.isInteger(target) || target < 0) throw new RangeError(`targetScore must be an integer ≥ 0, got ${target}`);
   if (!Number.isInteger(robust) || robust < 0 || robust > 10) throw new RangeError(`robustTicks must be an integer in 0…10, got ${robust}`);
@@ -445,7 +480,8 @@ function checkOn(r: Resolved, tl: Timeline, goal: Goal, flaps: readonly number[]
 export function planGame(seed: bigint, opts: PlanOptions = {}): GamePlan {
   const r = resolve(seed, opts);
   const tl = buildTimeline(r.course, r.bird, r.maxTicks);
-  const yLimit = r.course.viewport.height * 2;
+  // Flaps are planned only while the bird is on screen, give or take its height.
+  const yRange = [-2 * r.bird.height, r.course.viewport.height + r.bird.height] as const;
   let target = r.target;
   for (;;) {
     let goal = goalFor(tl, target);
@@ -455,7 +491,7 @@ export function planGame(seed: bigint, opts: PlanOptions = {}): GamePlan {
     let reach = 0;
     let level = FIRST_MARGIN;
     for (let i = 0; i < MAX_SEARCHES; i++) {
-      const res = search(tl, goal, r.bird.height, r.robust, level, yLimit);
+      const res = search(tl, goal, r.bird.height, r.robust, level, yRange);
       reach = Math.max(reach, res.reach);
       const check = res.found && checkOn(r, tl, goal, res.found.flapTicks);
       if (res.found && check?.robust && check.score === goal.target) {
@@ -480,7 +516,7 @@ export function planGame(seed: bigint, opts: PlanOptions = {}): GamePlan {
         minMargin: check.minMargin,
       };
     }
-    if (goal.target === 0) throw new Error("no robust schedule found, not even for score 0");
+    if (goal.target === 0) throw new PlanError(`no schedule found for seed ${seed} with every flap ±${r.robust} ticks, not even for score 0`);
     target = Math.min(goal.target - 1, reach);
   }
 }
@@ -533,7 +569,71 @@ export function planTrace(seed: bigint, plan: Pick<GamePlan, "flapTicks">, opts:
   };
 }
 
-/** `planTrace` as the text of a FlapLab JSON trace file. */
+/**
+ * `planTrace` as the text of a FlapLab JSON trace file, one input per line, with
+ * `"dropLastInput": false` spelled out: the last flap counts.
+ */
 export function traceFromPlan(seed: bigint, plan: Pick<GamePlan, "flapTicks">, opts: TraceOptions = {}): string {
-  return serializeFlapLabTrace(planTrace(seed, plan, opts));
+  const trace = planTrace(seed, plan, opts);
+  const head: Record<string, unknown> = {
+    format: FLAPLAB_TRACE_FORMAT,
+    seed: seed.toString(),
+    viewport: trace.viewport,
+    bird: trace.bird,
+    dropLastInput: false,
+    ...(trace.recordedAt !== undefined ? { recordedAt: trace.recordedAt } : {}),
+    source: trace.source,
+  };
+  const fields = Object.entries(head).map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`);
+  const ticks = trace.recordedTicks ?? [];
+  const inputs = trace.flapOffsetsMs.map((t, i) => JSON.stringify({ t, tick: ticks[i] }));
+  const list = inputs.length === 0 ? "[]" : `[\n    ${inputs.join(",\n    ")}\n  ]`;
+  return `{\n${[...fields, `  "inputs": ${list}`].join(",\n")}\n}\n`;
+}
+
+export interface JitterOptions {
+  readonly viewport?: Viewport;
+  readonly bird?: BirdBox;
+  /** Each flap moves by a uniformly drawn whole number of ticks in ±maxShift (default 2). */
+  readonly maxShift?: number;
+  /** Games played (default 1000). */
+  readonly trials?: number;
+  /** Seed of the pseudo-random shifts, so that a result can be repeated (default 1). */
+  readonly rngSeed?: number;
+}
+
+export interface JitterResult {
+  readonly trials: number;
+  /** Trials that ended with the schedule's own score and game-over tick. */
+  readonly same: number;
+  readonly rate: number;
+}
+
+/**
+ * Monte Carlo check of a schedule against jitter on every flap at once (the harder case than
+ * `checkPlan`'s one flap at a time): each trial moves every flap by its own random shift.
+ */
+export function jitterSurvival(seed: bigint, flapTicks: readonly number[], opts: JitterOptions = {}): JitterResult {
+  const maxShift = opts.maxShift ?? DEFAULT_ROBUST_TICKS;
+  const trials = opts.trials ?? 1000;
+  if (!Number.isInteger(maxShift) || maxShift < 0) throw new RangeError(`maxShift must be an integer ≥ 0, got ${maxShift}`);
+  if (!Number.isInteger(trials) || trials < 1) throw new RangeError(`trials must be an integer ≥ 1, got ${trials}`);
+  const r = resolve(seed, { ...(opts.viewport ? { viewport: opts.viewport } : {}), ...(opts.bird ? { bird: opts.bird } : {}) });
+  const base = simulateCourse(r.course, flapTicks, r.bird);
+  // mulberry32
+  let state = (opts.rngSeed ?? 1) >>> 0;
+  const random = (): number => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let x = state;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+  let same = 0;
+  for (let i = 0; i < trials; i++) {
+    const moved = flapTicks.map((k) => Math.max(1, k + Math.floor(random() * (2 * maxShift + 1)) - maxShift));
+    const out = simulateCourse(r.course, moved, r.bird);
+    if (out.score === base.score && out.ticks === base.ticks) same++;
+  }
+  return { trials, same, rate: same / trials };
 }
