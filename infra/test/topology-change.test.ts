@@ -68,3 +68,28 @@ describe("the cloud plan follows the topology file", () => {
     expect(after).toEqual(before);
   });
 });
+
+describe("one topology file drives both the local emulation and the cloud plan", () => {
+  it("moving music to another region changes the emulated engine->music latency and the cloud services", async () => {
+    const { loadRttTable, planEdges } = await import("@flaplab/netem");
+    const table = await loadRttTable();
+    const write = async (edit: (t: TopologyFile) => void) => {
+      const json = JSON.parse(await readFile(stageTopology("multiregion"), "utf8")) as TopologyFile;
+      edit(json);
+      const path = join(dir, `both-${Math.random().toString(36).slice(2)}.json`);
+      await writeFile(path, JSON.stringify(json, null, 2));
+      return loadTopology(path);
+    };
+    const before = await write(() => {});
+    const after = await write((t) => {
+      t.groups["music"]!.region = "ap-southeast-1";
+    });
+    const rtt = (t: Awaited<ReturnType<typeof loadTopology>>) => planEdges(t, table).find((e) => e.name === "engine->music")?.rttMs;
+    expect(rtt(before)).toBe(27); // eu-west-1 -> eu-central-1
+    expect(rtt(after)).toBe(182); // eu-west-1 -> ap-southeast-1
+    const musicRegion = (t: Awaited<ReturnType<typeof loadTopology>>) =>
+      planDeployment(t, OPTIONS).services.find((s) => s.group === "music")?.region;
+    expect(musicRegion(before)).toBe("eu-central-1");
+    expect(musicRegion(after)).toBe("ap-southeast-1");
+  });
+});

@@ -1,63 +1,27 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { createServer, type AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { createInterface } from "node:readline";
+import { readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseReplayArgs } from "../../src/run/options.js";
 import { replay, type RunSummary } from "../../src/run/runner.js";
+import { startDeployment, type RunningDeployment } from "../../src/study/deployment.js";
+import { REPO, topologyOnFreePorts } from "./free-topology.js";
 
 // The published easy trace replayed 5 times in Chromium against `pnpm dev monolith`.
-const REPO = resolve(import.meta.dirname, "../../..");
-const DEV = join(REPO, "apps/server/src/dev.ts");
 const EASY = join(REPO, "replay/traces/6977347407732442987.csv");
 
 let dir: string;
-let dev: ChildProcess;
+let deployment: RunningDeployment;
 let webUrl: string;
-let addresses: { monolith: string; stream: string };
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "flaplab-replay-"));
-  const topology = JSON.parse(await readFile(join(REPO, "topologies/monolith.json"), "utf8")) as {
-    groups: { monolith: { address: string; streamAddress?: string } };
-    web?: { address: string };
-  };
-  addresses = { monolith: `127.0.0.1:${await freePort()}`, stream: `127.0.0.1:${await freePort()}` };
-  topology.groups.monolith.address = addresses.monolith;
-  topology.groups.monolith.streamAddress = addresses.stream;
-  const web = `127.0.0.1:${await freePort()}`;
-  topology.web = { address: web };
-  webUrl = `http://${web}/`;
-  await writeFile(join(dir, "monolith.json"), JSON.stringify(topology));
-  dev = spawn(process.execPath, ["--import", "tsx", DEV, join(dir, "monolith.json"), "--data-dir", join(dir, "data")], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const lines: string[] = [];
-  await new Promise<void>((ok, fail) => {
-    for (const s of [dev.stdout!, dev.stderr!]) {
-      createInterface({ input: s }).on("line", (l) => {
-        lines.push(l);
-        if (/\[dev\] .* is up/.test(l)) ok();
-      });
-    }
-    dev.on("exit", (code) => fail(new Error(`dev exited ${code}: ${lines.slice(-20).join("\n")}`)));
-  });
+  const topo = await topologyOnFreePorts("monolith");
+  dir = topo.dir;
+  deployment = await startDeployment(topo.file, join(dir, "data"));
+  webUrl = deployment.webUrl;
 }, 90_000);
 
 afterAll(async () => {
-  dev?.kill("SIGINT");
-  await new Promise((r) => setTimeout(r, 1500));
-  dev?.kill("SIGKILL");
+  await deployment?.stop();
   await rm(dir, { recursive: true, force: true });
 });
 
