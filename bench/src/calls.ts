@@ -44,9 +44,9 @@ const FULL: Record<"bare" | "inproc" | "net", Budget> = {
   net: { warm: 1000, count: 10_000, maxMs: 2000 },
 };
 const QUICK: Record<"bare" | "inproc" | "net", Budget> = {
-  bare: { warm: 200, count: 1000, maxMs: 300 },
-  inproc: { warm: 100, count: 500, maxMs: 300 },
-  net: { warm: 50, count: 200, maxMs: 500 },
+  bare: { warm: 200, count: 1000, maxMs: 200 },
+  inproc: { warm: 100, count: 300, maxMs: 200 },
+  net: { warm: 30, count: 100, maxMs: 300 },
 };
 
 /** Calls `fn` one after another and records each call's wall time in ns. Bounded in count and time. */

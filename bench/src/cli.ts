@@ -2,7 +2,7 @@
 // Prints one Markdown table per section under a machine header line, and writes
 // bench/results/latest.json (numbers) and bench/results/latest.md (the tables).
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { describeMachine, machineLine } from "./machine.js";
@@ -52,7 +52,7 @@ async function main(): Promise<number> {
   process.stdout.write(`${header}\n\n`);
   const workDir = await mkdtemp(join(tmpdir(), "flaplab-bench-"));
   const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
-  const sections: SectionResult[] = [];
+  const sections: (SectionResult & { loadAvg1m: [number, number] })[] = [];
   const failures: { id: string; error: string }[] = [];
   try {
     for (const id of SECTION_IDS) {
@@ -60,8 +60,9 @@ async function main(): Promise<number> {
       log(`${id}…`);
       try {
         const run = await RUNNERS[id]();
+        const loadBefore = loadavg()[0]!;
         const result = await run({ quick, workDir, log });
-        sections.push(result);
+        sections.push({ ...result, loadAvg1m: [Math.round(loadBefore * 100) / 100, Math.round(loadavg()[0]! * 100) / 100] });
         process.stdout.write(`${renderSection(result)}\n\n`);
         log(`${id} done in ${result.seconds.toFixed(1)} s`);
       } catch (err) {
@@ -103,7 +104,7 @@ async function main(): Promise<number> {
     startedAt: startedAt.toISOString(),
     seconds,
     machine,
-    sections: Object.fromEntries(sections.map((s) => [s.id, { title: s.title, seconds: s.seconds, notes: s.notes, goals: s.goals, table: s.table, data: s.data }])),
+    sections: Object.fromEntries(sections.map((s) => [s.id, { title: s.title, seconds: s.seconds, loadAvg1m: s.loadAvg1m, notes: s.notes, goals: s.goals, table: s.table, data: s.data }])),
     failures,
     goals: goals.map((g) => ({ ...g, met: quick ? null : g.met })),
   };

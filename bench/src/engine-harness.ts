@@ -10,25 +10,57 @@ import {
   createGameSessionHandler,
   GameTable,
   type ScheduledTask,
+  type TickClock,
   type TickFn,
   TickScheduler,
 } from "@flaplab/engine";
 import { encodeDelimited, FrameEncoder, type SessionEnd, type StreamSession } from "@flaplab/game-stream";
 import { applyInputInPlace, createGame, PIPE_WIDTH, TICK_MS, tickInPlace } from "@flaplab/physics";
 import type { FlapSchedule } from "./autopilot.js";
+import { GcWatch, type GcPauses } from "./gc.js";
 import { Hist } from "./hist.js";
+import { startProfile, stopProfile } from "./inspector-profile.js";
 
-/** A TickScheduler that records every tick's lateness (µs) and skipped deadlines. */
+/**
+ * A TickScheduler that records every tick's lateness (µs) and skipped deadlines, how long its
+ * longest timer callback ran, and how often one callback ran the same task twice (its second tick
+ * before anything else, such as that game's input, could run).
+ */
 export class MeasuringScheduler extends TickScheduler {
   readonly lateness = new Hist();
   skipped = 0;
   ticks = 0;
+  longestBurstMs = 0;
+  backToBack = 0;
+  private burst = 0;
+
+  constructor() {
+    const timed: { self?: MeasuringScheduler } = {};
+    const clock: TickClock = {
+      now: () => performance.now(),
+      setTimer: (fn, delayMs) =>
+        setTimeout(() => {
+          const self = timed.self!;
+          self.burst++;
+          const t = performance.now();
+          fn();
+          const ms = performance.now() - t;
+          if (ms > self.longestBurstMs) self.longestBurstMs = ms;
+        }, delayMs),
+      clearTimer: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+    };
+    super({ clock });
+    timed.self = this;
+  }
 
   override schedule(fn: TickFn, startMs?: number): ScheduledTask {
+    let lastBurst = -1;
     return super.schedule((info) => {
       this.lateness.record(info.latenessMs * 1000);
       this.skipped += info.skipped;
       this.ticks++;
+      if (lastBurst === this.burst) this.backToBack++;
+      lastBurst = this.burst;
       return fn(info);
     }, startMs);
   }
@@ -37,6 +69,8 @@ export class MeasuringScheduler extends TickScheduler {
     this.lateness.reset();
     this.skipped = 0;
     this.ticks = 0;
+    this.longestBurstMs = 0;
+    this.backToBack = 0;
   }
 }
 
@@ -61,6 +95,8 @@ export interface SendStats {
   acks: number;
   /** Games that ended (game over or closed by the engine) before the benchmark closed them. */
   ended: number;
+  /** Why they ended: close code and reason → count. */
+  endReasons: Record<string, number>;
 }
 
 /**
@@ -128,7 +164,11 @@ export class MemorySession implements StreamSession {
   }
 
   close(code: number, reason: string): void {
-    if (!this.ended) this.stats.ended++;
+    if (!this.ended) {
+      this.stats.ended++;
+      const key = `${code} ${reason}`;
+      this.stats.endReasons[key] = (this.stats.endReasons[key] ?? 0) + 1;
+    }
     this.finish({ code, reason, by: "server" });
   }
 
@@ -162,6 +202,13 @@ export interface StepResult {
   readonly cpuPerFrameUs: number;
   /** Games that ended on their own during the step (should be 0). */
   readonly ended: number;
+  readonly endReasons: Readonly<Record<string, number>>;
+  /** Garbage-collection pauses during the measurement. */
+  readonly gc: GcPauses;
+  /** Longest scheduler timer callback during the measurement, ms. */
+  readonly longestBurstMs: number;
+  /** Ticks that ran in the same timer callback as the same game's previous tick. */
+  readonly backToBack: number;
 }
 
 export interface StepPlan {
@@ -170,6 +217,8 @@ export interface StepPlan {
   readonly rampMs: number;
   readonly settleMs: number;
   readonly measureMs: number;
+  /** Write a CPU profile of the measurement window here. */
+  readonly profileFile?: string;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -179,7 +228,7 @@ export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Pro
   const games = new GameTable({ maxGames: plan.games + 10, idleTtlMs: 3600_000 });
   const scheduler = new MeasuringScheduler();
   const handler = createGameSessionHandler({ games, scheduler, music: idleMusic(), score: idleScore(), logger: silentLogger });
-  const stats: SendStats = { frames: 0, frameBytes: 0, acks: 0, ended: 0 };
+  const stats: SendStats = { frames: 0, frameBytes: 0, acks: 0, ended: 0, endReasons: {} };
   const flaps = new Set(schedule.flapTicks);
   const principal: Principal = { username: "bench", token: "bench-token", expiresAt: new Date(Date.now() + 3600_000) };
   const sessions: MemorySession[] = [];
@@ -188,7 +237,8 @@ export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Pro
     // Start game i at its share of the ramp.
     const due = startAt + (i * plan.rampMs) / plan.games;
     const wait = due - performance.now();
-    if (wait > 1) await sleep(wait);
+    // Always yield, so the games already started keep ticking and reading their inputs.
+    await (wait > 1 ? sleep(wait) : new Promise((r) => setImmediate(r)));
     const id = `g${i}`;
     const game = games.create({ id, owner: { username: principal.username, token: principal.token }, course: schedule.course, seed: schedule.seed });
     const session = new MemorySession(id, principal, flaps, () => game.state.tick, stats);
@@ -197,13 +247,18 @@ export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Pro
     session.start();
   }
   await sleep(plan.settleMs);
+  if (plan.profileFile) await startProfile();
   scheduler.resetStats();
+  const gc = new GcWatch();
+  gc.start();
   const before = { frames: stats.frames, acks: stats.acks, bytes: stats.frameBytes, ended: stats.ended };
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await sleep(plan.measureMs);
   const cpu = process.cpuUsage(cpu0);
   const wallMs = performance.now() - t0;
+  const gcPauses = gc.stop();
+  if (plan.profileFile) await stopProfile(plan.profileFile);
   const frames = stats.frames - before.frames;
   const result: StepResult = {
     games: plan.games,
@@ -217,6 +272,10 @@ export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Pro
     wallMs,
     cpuPerFrameUs: frames > 0 ? (cpu.user + cpu.system) / frames : 0,
     ended: stats.ended,
+    endReasons: { ...stats.endReasons },
+    gc: gcPauses,
+    longestBurstMs: scheduler.longestBurstMs,
+    backToBack: scheduler.backToBack,
   };
   for (const s of sessions) s.leave();
   await sleep(10);
@@ -254,4 +313,16 @@ export function coreFrameCostNs(schedule: FlapSchedule, frames: number): number 
 /** Games one core could tick at 30 frames per second if each frame cost `nsPerFrame`. */
 export function gamesPerCore(nsPerFrame: number): number {
   return 1e9 / nsPerFrame / (1000 / TICK_MS);
+}
+
+/** The lateness of `tasks` tasks that do nothing, phases spread over the period: what timers alone cost here. */
+export async function timerFloor(measureMs: number, tasks = 100): Promise<ReturnType<Hist["summary"]>> {
+  const scheduler = new MeasuringScheduler();
+  const start = performance.now();
+  for (let i = 0; i < tasks; i++) scheduler.schedule(() => true, start + (i * scheduler.periodMs) / tasks);
+  await sleep(scheduler.periodMs * 2);
+  scheduler.resetStats();
+  await sleep(measureMs);
+  scheduler.stop();
+  return scheduler.lateness.summary();
 }

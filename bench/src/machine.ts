@@ -1,4 +1,5 @@
-import { availableParallelism, cpus, totalmem } from "node:os";
+import { execFileSync } from "node:child_process";
+import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
 
 export interface Machine {
   readonly cores: number;
@@ -6,6 +7,10 @@ export interface Machine {
   readonly node: string;
   readonly memoryGiB: number;
   readonly platform: string;
+  /** 1-minute load average when the run started (the machine is shared: other work shows here). */
+  readonly loadAvg1m: number;
+  /** The repository's commit, when git can tell. */
+  readonly commit: string | null;
 }
 
 export function describeMachine(): Machine {
@@ -16,9 +21,19 @@ export function describeMachine(): Machine {
     node: process.version,
     memoryGiB: Math.round((totalmem() / 2 ** 30) * 10) / 10,
     platform: `${process.platform}-${process.arch}`,
+    loadAvg1m: Math.round(loadavg()[0]! * 100) / 100,
+    commit: gitCommit(),
   };
 }
 
+function gitCommit(): string | null {
+  try {
+    return execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: import.meta.dirname, stdio: ["ignore", "pipe", "ignore"] }).toString().trim() || null;
+  } catch {
+    return null;
+  }
+}
+
 export function machineLine(m: Machine): string {
-  return `Machine: ${m.cores} cores, ${m.cpuModel}, Node ${m.node}, ${m.memoryGiB} GiB, ${m.platform}`;
+  return `Machine: ${m.cores} cores, ${m.cpuModel}, Node ${m.node}, ${m.memoryGiB} GiB, ${m.platform}; load average ${m.loadAvg1m} at start${m.commit ? `; commit ${m.commit}` : ""}`;
 }

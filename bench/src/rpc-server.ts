@@ -4,9 +4,14 @@ import { createRuntime, type Runtime } from "@flaplab/runtime";
 import { worldgenComponent } from "@flaplab/worldgen";
 import { pino } from "pino";
 import { serveRequests } from "./child.js";
+import { startProfile, stopProfile } from "./inspector-profile.js";
 import { benchKeys, serverTopology, type Workload, worldGenFor } from "./rpc-fixture.js";
 
-export type RpcServerRequest = { type: "start"; keysDir: string } | { type: "cpu" };
+export type RpcServerRequest =
+  | { type: "start"; keysDir: string }
+  | { type: "cpu" }
+  | { type: "profile-start" }
+  | { type: "profile-stop"; file: string };
 export interface RpcServerPorts {
   readonly trivial: number;
   readonly worldgen: number;
@@ -38,6 +43,8 @@ async function start(keysDir: string): Promise<RpcServerPorts> {
 serveRequests(
   async (req: RpcServerRequest) => {
     if (req.type === "start") return start(req.keysDir);
+    if (req.type === "profile-start") return startProfile();
+    if (req.type === "profile-stop") return stopProfile(req.file);
     const cpu = process.cpuUsage();
     return { cpuUs: cpu.user + cpu.system, wallUs: performance.now() * 1000 } satisfies CpuSample;
   },

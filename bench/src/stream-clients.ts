@@ -28,7 +28,7 @@ export interface ClientStats {
   readonly acks: number;
   /** Tick-frame inter-arrival per game, µs. */
   readonly interArrival: Percentiles;
-  /** Sessions closed by the server, by close code. */
+  /** Sessions closed by the server since the last "open", by close code and reason. */
   readonly closedByServer: Record<string, number>;
   readonly cpuUs: number;
   readonly wallMs: number;
@@ -116,6 +116,7 @@ serveRequests(async (req: StreamClientsRequest) => {
   switch (req.type) {
     case "open": {
       closing = false;
+      closedByServer = {};
       const hash = new Uint8Array(Buffer.from(req.certSha256, "base64"));
       const started = performance.now();
       let failed = 0;
@@ -141,7 +142,7 @@ serveRequests(async (req: StreamClientsRequest) => {
       const started = performance.now();
       for (let i = 0; i < players.length; i++) {
         const wait = started + (i * req.rampMs) / players.length - performance.now();
-        if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+        await new Promise((r) => (wait > 1 ? setTimeout(r, wait) : setImmediate(r)));
         players[i]!.start!();
       }
       return players.length;
@@ -150,7 +151,6 @@ serveRequests(async (req: StreamClientsRequest) => {
       frames = 0;
       acks = 0;
       interArrival = new Hist();
-      closedByServer = {};
       cpu0 = process.cpuUsage();
       t0 = performance.now();
       return null;

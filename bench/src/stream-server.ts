@@ -4,8 +4,10 @@ import { createDevCertificate, createStreamServer, type StreamServer } from "@fl
 import { pino } from "pino";
 import { findFlapSchedule } from "./autopilot.js";
 import { serveRequests } from "./child.js";
+import { type GcPauses, GcWatch } from "./gc.js";
 import { idleMusic, idleScore, MeasuringScheduler, silentLogger } from "./engine-harness.js";
 import type { Percentiles } from "./hist.js";
+import { startProfile, stopProfile } from "./inspector-profile.js";
 import { benchKeys } from "./rpc-fixture.js";
 
 export const ENGINE_PATH = "/engine/v1/game";
@@ -13,8 +15,8 @@ export const ENGINE_PATH = "/engine/v1/game";
 export type StreamServerRequest =
   | { type: "start"; keysDir: string }
   | { type: "games"; count: number; prefix: string }
-  | { type: "reset" }
-  | { type: "stats" }
+  | { type: "reset"; profile?: boolean }
+  | { type: "stats"; profileFile?: string }
   | { type: "clear" };
 
 export interface StreamServerInfo {
@@ -33,6 +35,9 @@ export interface StreamServerStats {
   readonly wallMs: number;
   readonly openSessions: number;
   readonly games: number;
+  readonly gc: GcPauses;
+  readonly longestBurstMs: number;
+  readonly backToBack: number;
 }
 
 const schedule = findFlapSchedule();
@@ -41,6 +46,7 @@ const scheduler = new MeasuringScheduler();
 let server: StreamServer | undefined;
 let cpu0 = process.cpuUsage();
 let t0 = performance.now();
+let gc = new GcWatch();
 
 serveRequests(
   async (req: StreamServerRequest) => {
@@ -75,12 +81,17 @@ serveRequests(
         return ids;
       }
       case "reset":
+        if (req.profile) await startProfile();
         scheduler.resetStats();
+        gc.stop();
+        gc = new GcWatch();
+        gc.start();
         cpu0 = process.cpuUsage();
         t0 = performance.now();
         return null;
       case "stats": {
         const cpu = process.cpuUsage(cpu0);
+        if (req.profileFile) await stopProfile(req.profileFile);
         return {
           lateness: scheduler.lateness.summary(),
           ticks: scheduler.ticks,
@@ -89,6 +100,9 @@ serveRequests(
           wallMs: performance.now() - t0,
           openSessions: server?.openSessions ?? 0,
           games: games.size,
+          gc: gc.stop(),
+          longestBurstMs: scheduler.longestBurstMs,
+          backToBack: scheduler.backToBack,
         } satisfies StreamServerStats;
       }
       case "clear":

@@ -1,0 +1,150 @@
+// Section 5: input-to-effect and input-to-audio in headless Chromium against the monolith on
+// loopback, with the replay runner (the easy trace, N runs) and the report's metric definitions.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { createServer, type AddressInfo } from "node:net";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { flapLabMetrics, LatencyHistogram, parseLatencyCsv, type MetricId, type Stats } from "@flaplab/replay/report";
+import { parseReplayArgs } from "../../replay/src/run/options.js";
+import { replay } from "../../replay/src/run/runner.js";
+import { benchDir, repoDir } from "./child.js";
+import { EASY_TRACE } from "./frames.js";
+import type { GoalResult, RunOptions, SectionResult } from "./section.js";
+import { count, sig } from "./table.js";
+
+export const INPUT_GOAL_MS = 2;
+
+const METRICS: { id: MetricId; label: string; goal: boolean }[] = [
+  { id: "input_to_effect", label: "input → effect (first frame reflecting the input)", goal: true },
+  { id: "input_to_audio", label: "input → audio (its flap sound)", goal: true },
+  { id: "input_to_next_frame", label: "input → next tick frame", goal: false },
+  { id: "frame_inter_arrival", label: "tick frame inter-arrival", goal: false },
+];
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+export interface Monolith {
+  readonly webUrl: string;
+  stop(): Promise<void>;
+}
+
+/** `pnpm dev` of a monolith topology on free loopback ports, with its data in `dir`. */
+export async function startMonolith(dir: string, log: (l: string) => void): Promise<Monolith> {
+  const repo = repoDir();
+  const topology = JSON.parse(await readFile(join(repo, "topologies/monolith.json"), "utf8")) as {
+    groups: { monolith: { address: string; streamAddress?: string } };
+    web?: { address: string };
+  };
+  topology.groups.monolith.address = `127.0.0.1:${await freePort()}`;
+  topology.groups.monolith.streamAddress = `127.0.0.1:${await freePort()}`;
+  const web = `127.0.0.1:${await freePort()}`;
+  topology.web = { address: web };
+  const file = join(dir, "monolith.json");
+  await writeFile(file, JSON.stringify(topology));
+  const dev: ChildProcess = spawn(process.execPath, ["--import", "tsx", join(repo, "apps/server/src/dev.ts"), file, "--data-dir", join(dir, "data")], {
+    cwd: benchDir(),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const exited = new Promise<void>((r) => dev.once("exit", () => r()));
+  const lines: string[] = [];
+  try {
+    await new Promise<void>((ok, fail) => {
+      const timer = setTimeout(() => fail(new Error(`the monolith was not up within 90 s:\n${lines.slice(-20).join("\n")}`)), 90_000);
+      for (const s of [dev.stdout!, dev.stderr!]) {
+        createInterface({ input: s }).on("line", (l) => {
+          lines.push(l);
+          if (lines.length > 200) lines.shift();
+          if (/\[dev\] .* is up/.test(l)) {
+            clearTimeout(timer);
+            ok();
+          }
+        });
+      }
+      dev.once("exit", (code) => {
+        clearTimeout(timer);
+        fail(new Error(`dev exited ${code}: ${lines.slice(-20).join("\n")}`));
+      });
+    });
+  } catch (err) {
+    dev.kill("SIGKILL");
+    throw err;
+  }
+  log(`  browser: monolith up, web at http://${web}/`);
+  return {
+    webUrl: `http://${web}/`,
+    async stop() {
+      if (dev.exitCode !== null) return;
+      dev.kill("SIGINT");
+      const timeout = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
+      await Promise.race([exited, timeout(8000)]);
+      if (dev.exitCode === null && dev.signalCode === null) dev.kill("SIGKILL");
+      await Promise.race([exited, timeout(2000)]);
+    },
+  };
+}
+
+export interface BrowserMetric {
+  readonly id: MetricId;
+  readonly stats: Stats;
+}
+
+export async function runBrowser(opts: RunOptions): Promise<SectionResult> {
+  const started = performance.now();
+  const runs = opts.quick ? 1 : 3;
+  const dir = await mkdtemp(join(opts.workDir, "browser-"));
+  const monolith = await startMonolith(dir, opts.log);
+  let folders: string[] = [];
+  let ok = 0;
+  try {
+    const out = join(dir, "runs");
+    const replayOpts = await parseReplayArgs(["--url", monolith.webUrl, "--trace", join(repoDir(), EASY_TRACE), "--runs", String(runs), "--out", out], repoDir());
+    const report = await replay(replayOpts, (l) => opts.log(`  browser: ${l}`));
+    folders = report.folders;
+    ok = report.ok;
+  } finally {
+    await monolith.stop();
+  }
+  const pooled = new Map<MetricId, LatencyHistogram>(METRICS.map((m) => [m.id, new LatencyHistogram()]));
+  let pooledRuns = 0;
+  for (const folder of folders) {
+    const summary = JSON.parse(await readFile(join(folder, "summary.json"), "utf8")) as { status: string; latency: { authMs: number | null; startMs: number | null } };
+    if (summary.status !== "ok") continue;
+    pooledRuns++;
+    const values = flapLabMetrics(parseLatencyCsv(await readFile(join(folder, "latency.csv"), "utf8")), summary.latency);
+    for (const m of METRICS) {
+      const h = pooled.get(m.id)!;
+      h.add(LatencyHistogram.of(values[m.id] ?? []));
+    }
+  }
+  const metrics: BrowserMetric[] = METRICS.map((m) => ({ id: m.id, stats: pooled.get(m.id)!.stats() }));
+  const goals: GoalResult[] = METRICS.filter((m) => m.goal).map((m) => {
+    const s = metrics.find((x) => x.id === m.id)!.stats;
+    return { section: "5", goal: `${m.id.replaceAll("_", "-")} p50 ≤ ${INPUT_GOAL_MS} ms`, measured: `${sig(s.median)} ms`, met: s.median === null ? null : s.median <= INPUT_GOAL_MS };
+  });
+  return {
+    id: "browser",
+    title: "5. Input latency in headless Chromium against the monolith on loopback (ms)",
+    table: {
+      headers: ["Metric", "Runs", "Samples", "p50 ms", "p99 ms", "max ms", "Goal", "Met"],
+      align: ["l", "r", "r", "r", "r", "r", "l", "l"],
+      rows: METRICS.map((m) => {
+        const s = metrics.find((x) => x.id === m.id)!.stats;
+        const g = goals.find((x) => x.goal.startsWith(m.id.replaceAll("_", "-")));
+        return [m.label, String(pooledRuns), count(s.samples), sig(s.median), sig(s.p99), sig(s.max), g ? `p50 ≤ ${INPUT_GOAL_MS} ms` : "", g ? (g.met === null ? "n/a" : g.met ? "met" : "missed") : ""];
+      }),
+    },
+    notes: [
+      `\`pnpm dev\` of the monolith topology on free loopback ports; the replay runner plays the easy trace ${runs}× in a fresh headless Chromium (${ok}/${runs} runs ok); pooled percentiles from the runs' latency.csv with the report's definitions (page clock).`,
+    ],
+    goals,
+    data: { runs, ok, metrics },
+    seconds: (performance.now() - started) / 1000,
+  };
+}

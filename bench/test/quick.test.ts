@@ -1,0 +1,51 @@
+import { spawn } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+
+const BENCH = resolve(import.meta.dirname, "..");
+const SECTIONS = ["calls", "load", "engine", "frames", "browser"];
+let out: string | undefined;
+
+afterAll(async () => {
+  if (out) await rm(out, { recursive: true, force: true });
+});
+
+describe("bench --quick", () => {
+  it("runs every section end to end and writes latest.json and latest.md", async () => {
+    out = await mkdtemp(join(tmpdir(), "flaplab-bench-test-"));
+    const child = spawn(process.execPath, ["--import", "tsx", "src/cli.ts", "--quick", "--out", out], { cwd: BENCH, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((r) => child.on("exit", r));
+    expect(code, stderr.slice(-3000)).toBe(0);
+
+    expect(stdout.split("\n")[0]).toMatch(/^Machine: \d+ cores, .+, Node v\d+/);
+    const json = JSON.parse(await readFile(join(out, "latest.json"), "utf8")) as {
+      format: string;
+      quick: boolean;
+      machine: { cores: number; cpuModel: string; node: string };
+      sections: Record<string, { table: { headers: string[]; rows: string[][] }; data: unknown }>;
+      failures: unknown[];
+    };
+    expect(json).toMatchObject({ format: "flaplab-bench/1", quick: true, failures: [] });
+    expect(json.machine.cores).toBeGreaterThan(0);
+    expect(Object.keys(json.sections)).toEqual(SECTIONS);
+    for (const id of SECTIONS) {
+      const s = json.sections[id]!;
+      expect(s.table.rows.length, id).toBeGreaterThan(0);
+      for (const row of s.table.rows) expect(row.length, id).toBeLessThanOrEqual(s.table.headers.length);
+      expect(s.data, id).toBeTruthy();
+    }
+    // Every speed comes with its sample count.
+    expect(json.sections["calls"]!.table.headers).toEqual(expect.arrayContaining(["Samples", "p50 ÷ bare"]));
+    const md = await readFile(join(out, "latest.md"), "utf8");
+    for (const title of ["1. Call modes", "2. Open-loop load", "3. Engine capacity", "4. Frame bytes", "5. Input latency"]) {
+      expect(md).toContain(`## ${title}`);
+      expect(stdout).toContain(`## ${title}`);
+    }
+  }, 240_000);
+});
