@@ -147,14 +147,16 @@ export class TickScheduler {
     this.timerDeadline = Number.POSITIVE_INFINITY;
     this.running = true;
     try {
-      for (;;) {
-        const task = this.heap[0];
-        if (!task) break;
-        const now = this.clock.now();
-        if (task.deadline > now) break;
+      // Only the tasks due when this callback started, each once: a task that is due again
+      // (after a stall) waits for the next round, so input and other I/O get their turn between
+      // rounds instead of one game ticking back-to-back.
+      const started = this.clock.now();
+      const due: Task[] = [];
+      while (this.heap[0] && this.heap[0].deadline <= started) {
+        due.push(this.heap[0]);
         this.removeAt(0);
-        this.run(task, now);
       }
+      for (const task of due) if (task.active) this.run(task, this.clock.now()); // an earlier task may cancel a later one
     } finally {
       this.running = false;
       this.arm();

@@ -194,3 +194,24 @@ describe("TickScheduler", () => {
     expect(period).toBeLessThan(34);
   });
 });
+
+describe("after a stall", () => {
+  it("runs each due task once per timer callback, so other work gets a turn between rounds", () => {
+    const clock = new ManualTickClock();
+    const scheduler = new TickScheduler({ clock, periodMs: 33 });
+    const runs: number[] = [];
+    // A tick that itself takes 100 ms: every time it finishes, its next deadline is already due.
+    scheduler.schedule((info) => {
+      runs.push(info.k);
+      clock.jump(100);
+      return runs.length < 50;
+    }, clock.now());
+    const fired: number[] = [];
+    // Something else waiting for its turn, due 1 ms after the first tick.
+    clock.setTimer(() => fired.push(runs.length), 34);
+    clock.advance(40);
+    // The other timer ran after the first round, not after the game had ticked 50 times.
+    expect(fired).toHaveLength(1);
+    expect(fired[0]).toBeLessThanOrEqual(2);
+  });
+});
