@@ -54,8 +54,13 @@ async function main(): Promise<number> {
   const placed = topology.groups.some((g) => g.region !== "local") && !values["no-emulate"];
   if (placed) {
     const table = await loadRttTable(values.rtt ? userPath(values.rtt) : undefined);
-    toxiproxy = await startToxiproxy(await findToxiproxy(), await freePort());
-    emulation = await emulate(topology, table, toxiproxy, freePort);
+    // Never hand out a port the topology gives to a process that has not started yet.
+    const reserved = new Set(
+      [...topology.groups.flatMap((g) => [g.address, g.streamAddress]), topology.web.address].map((a) => Number(a.slice(a.lastIndexOf(":") + 1))),
+    );
+    const port = () => freePort(reserved);
+    toxiproxy = await startToxiproxy(await findToxiproxy(), await port());
+    emulation = await emulate(topology, table, toxiproxy, port);
     say(`emulating ${emulation.edges.length} links (RTT table: ${table.date}; toxiproxy at ${toxiproxy.apiUrl}):`);
     for (const e of emulation.edges) {
       say(`  ${e.name.padEnd(28)} ${e.kind.padEnd(12)} RTT ${String(e.rttMs).padStart(5)} ms ± ${e.jitterMs}  (${e.upstreamMs} + ${e.downstreamMs} ms via ${e.listen})`);
@@ -154,13 +159,18 @@ function webConfig(topology: Topology, emulation: Emulation | undefined): Record
   return { authUrl: url("auth"), initiatorUrl: url("initiator"), scoreUrl: url("score"), topology: topology.name };
 }
 
-/** A free loopback port. */
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
+/** A free loopback port outside `reserved`; the ports handed out are added to it. */
+async function freePort(reserved: Set<number>): Promise<number> {
+  for (;;) {
+    const s = createServer();
+    await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+    const port = (s.address() as AddressInfo).port;
+    await new Promise((r) => s.close(r));
+    if (!reserved.has(port)) {
+      reserved.add(port);
+      return port;
+    }
+  }
 }
 
 async function waitReady(urls: readonly string[]): Promise<boolean> {

@@ -6,7 +6,8 @@ import { pino } from "pino";
 import { DEFAULT_DATA_DIR, TOPOLOGIES_DIR, userPath } from "./paths.js";
 import { startServer } from "./server.js";
 
-const logger = pino({ base: { pid: process.pid } });
+// Synchronous: the last lines before an exit (a startup failure) must reach the terminal.
+const logger = pino({ base: { pid: process.pid } }, pino.destination({ sync: true }));
 
 async function main(): Promise<void> {
   const { values } = parseArgs({

@@ -5,12 +5,19 @@ import { join, resolve } from "node:path";
 
 export const REPO = resolve(import.meta.dirname, "../../..");
 
+/** A free loopback port not handed out before in this process. */
+const handedOut = new Set<number>();
 async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
+  for (;;) {
+    const s = createServer();
+    await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
+    const port = (s.address() as AddressInfo).port;
+    await new Promise((r) => s.close(r));
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 /** A copy of a repository topology with every address (and the web client) on a free loopback port. */
