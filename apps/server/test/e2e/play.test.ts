@@ -66,7 +66,7 @@ for (const topology of ["monolith", "microservices"]) {
   describe(`playing in Chromium [${topology}]`, () => {
     it("logs in, plays the easy trace by pressing Space, reaches game over, and the run is stored", async () => {
       const { topo } = await startDev(topology);
-      const browser = await launchBrowser();
+      const browser = await launchBrowser(process.env["FLAPLAB_CHROMIUM"] ?? "/usr/bin/chromium");
       stops.push(() => browser.close());
       const page = await browser.context.newPage();
       const consoleErrors: string[] = [];
