@@ -14,7 +14,8 @@ import {
   type TickFn,
   TickScheduler,
 } from "@flaplab/engine";
-import { encodeDelimited, FrameEncoder, type SessionEnd, type StreamSession } from "@flaplab/game-stream";
+import { encodeDelimited, FrameEncoder } from "@flaplab/game-stream";
+import { MemoryStreamSession } from "@flaplab/game-stream/testing";
 import { applyInputInPlace, createGame, PIPE_WIDTH, TICK_MS, tickInPlace } from "@flaplab/physics";
 import type { FlapSchedule } from "./autopilot.js";
 import { GcWatch, type GcPauses } from "./gc.js";
@@ -102,89 +103,47 @@ export interface SendStats {
 /**
  * An in-memory StreamSession whose client plays `flapTicks`: each time the frame of tick k is
  * sent and k + 1 is a flap tick, it writes the next ClientInput, as a real client would on
- * receiving that frame.
+ * receiving that frame. It keeps nothing it is sent; `stats` counts it, and the games the engine
+ * closed. `start()` writes the start press.
  */
-export class MemorySession implements StreamSession {
-  readonly kind = "engine";
-  bufferedBytes = 0;
-  readonly closed: Promise<SessionEnd>;
-  private resolveClosed!: (end: SessionEnd) => void;
-  private ended = false;
-  private queue: Uint8Array[] = [];
-  private waiting: ((r: IteratorResult<Uint8Array>) => void) | undefined;
-  private seq = 0;
-  private lastTick = 0;
-
-  constructor(
-    readonly gameId: string,
-    readonly principal: Principal,
-    private readonly flapTicks: ReadonlySet<number>,
-    private readonly tickOf: () => number,
-    private readonly stats: SendStats,
-  ) {
-    this.closed = new Promise((r) => (this.resolveClosed = r));
-  }
-
-  readonly incoming: AsyncIterable<Uint8Array> = {
-    [Symbol.asyncIterator]: () => ({
-      next: () => {
-        const chunk = this.queue.shift();
-        if (chunk) return Promise.resolve({ value: chunk, done: false });
-        if (this.ended) return Promise.resolve({ value: undefined, done: true });
-        return new Promise<IteratorResult<Uint8Array>>((r) => (this.waiting = r));
-      },
-    }),
+export function flappingSession(
+  gameId: string,
+  principal: Principal,
+  flapTicks: ReadonlySet<number>,
+  tickOf: () => number,
+  stats: SendStats,
+): { session: MemoryStreamSession; start(): void } {
+  let seq = 0;
+  let lastTick = 0;
+  const input = () => session.pushMessage(ClientInputSchema, { seq: ++seq, clientTimeMs: 0 });
+  const session: MemoryStreamSession = new MemoryStreamSession({
+    gameId,
+    principal,
+    keepSent: false,
+    onSend: (bytes) => {
+      const tick = tickOf();
+      if (tick > lastTick) {
+        lastTick = tick;
+        stats.frames++;
+        stats.frameBytes += bytes.byteLength;
+        if (flapTicks.has(tick + 1)) input();
+      } else {
+        stats.acks++;
+      }
+    },
+  });
+  void session.closed.then(({ code, reason, by }) => {
+    if (by !== "server") return;
+    stats.ended++;
+    const key = `${code} ${reason}`;
+    stats.endReasons[key] = (stats.endReasons[key] ?? 0) + 1;
+  });
+  return {
+    session,
+    start() {
+      if (!session.isClosed) input();
+    },
   };
-
-  /** The start press. */
-  start(): void {
-    this.input();
-  }
-
-  private input(): void {
-    const bytes = encodeDelimited(ClientInputSchema, create(ClientInputSchema, { seq: ++this.seq, clientTimeMs: 0 }));
-    const w = this.waiting;
-    this.waiting = undefined;
-    if (w) w({ value: bytes, done: false });
-    else this.queue.push(bytes);
-  }
-
-  send(bytes: Uint8Array): boolean {
-    if (this.ended) return false;
-    const tick = this.tickOf();
-    if (tick > this.lastTick) {
-      this.lastTick = tick;
-      this.stats.frames++;
-      this.stats.frameBytes += bytes.byteLength;
-      if (this.flapTicks.has(tick + 1)) this.input();
-    } else {
-      this.stats.acks++;
-    }
-    return true;
-  }
-
-  close(code: number, reason: string): void {
-    if (!this.ended) {
-      this.stats.ended++;
-      const key = `${code} ${reason}`;
-      this.stats.endReasons[key] = (this.stats.endReasons[key] ?? 0) + 1;
-    }
-    this.finish({ code, reason, by: "server" });
-  }
-
-  /** The client goes away. */
-  leave(): void {
-    this.finish({ code: 0, reason: "", by: "client" });
-  }
-
-  private finish(end: SessionEnd): void {
-    if (this.ended) return;
-    this.ended = true;
-    const w = this.waiting;
-    this.waiting = undefined;
-    w?.({ value: undefined, done: true });
-    this.resolveClosed(end);
-  }
 }
 
 export interface StepResult {
@@ -231,7 +190,7 @@ export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Pro
   const stats: SendStats = { frames: 0, frameBytes: 0, acks: 0, ended: 0, endReasons: {} };
   const flaps = new Set(schedule.flapTicks);
   const principal: Principal = { username: "bench", token: "bench-token", expiresAt: new Date(Date.now() + 3600_000) };
-  const sessions: MemorySession[] = [];
+  const sessions: MemoryStreamSession[] = [];
   const startAt = performance.now();
   for (let i = 0; i < plan.games; i++) {
     // Start game i at its share of the ramp.
@@ -241,10 +200,10 @@ export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Pro
     await (wait > 1 ? sleep(wait) : new Promise((r) => setImmediate(r)));
     const id = `g${i}`;
     const game = games.create({ id, owner: { username: principal.username, token: principal.token }, course: schedule.course, seed: schedule.seed });
-    const session = new MemorySession(id, principal, flaps, () => game.state.tick, stats);
+    const { session, start } = flappingSession(id, principal, flaps, () => game.state.tick, stats);
     sessions.push(session);
     handler(session);
-    session.start();
+    start();
   }
   await sleep(plan.settleMs);
   if (plan.profileFile) await startProfile();

@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import type { CallOptions, Client } from "@connectrpc/connect";
 import { type CallContext, type Principal, currentCall } from "@flaplab/component";
-import { ClientInputSchema, type GameStreamMessage, GameStreamMessageSchema } from "@flaplab/contracts/engine/v1/stream_pb";
+import { ClientInputSchema } from "@flaplab/contracts/engine/v1/stream_pb";
 import {
   type MusicService,
   type PlayMusicRequest,
@@ -14,7 +14,7 @@ import {
   RecordRunResponseSchema,
   type ScoreService,
 } from "@flaplab/contracts/score/v1/score_pb";
-import { DelimitedDecoder, type SessionEnd, type StreamSession, encodeDelimited } from "@flaplab/game-stream";
+import type { MemoryStreamSession } from "@flaplab/game-stream/testing";
 import type { EngineLogger } from "../src/index.js";
 
 /** Lets pending promise callbacks and async loops run. */
@@ -26,91 +26,9 @@ export function principal(username: string): Principal {
   return { username, token: `token-of-${username}`, expiresAt: new Date(Date.UTC(2030, 0, 1)) };
 }
 
-/** An in-memory StreamSession: the test pushes client bytes and reads what was sent. */
-export class FakeSession implements StreamSession {
-  readonly kind = "engine";
-  readonly sent: Uint8Array[] = [];
-  /** When each send happened, performance.now(). */
-  readonly sentAt: number[] = [];
-  bufferedBytes = 0;
-  end: SessionEnd | undefined;
-  readonly closed: Promise<SessionEnd>;
-  private resolveClosed: (end: SessionEnd) => void = () => {};
-  private readonly queue: Uint8Array[] = [];
-  private waiting: ((r: IteratorResult<Uint8Array>) => void) | undefined;
-  private inputEnded = false;
-
-  constructor(
-    readonly gameId: string,
-    readonly principal: Principal,
-  ) {
-    this.closed = new Promise((resolve) => {
-      this.resolveClosed = resolve;
-    });
-  }
-
-  readonly incoming: AsyncIterable<Uint8Array> = {
-    [Symbol.asyncIterator]: () => ({
-      next: () => {
-        const chunk = this.queue.shift();
-        if (chunk) return Promise.resolve({ value: chunk, done: false });
-        if (this.inputEnded) return Promise.resolve({ value: undefined, done: true });
-        return new Promise<IteratorResult<Uint8Array>>((resolve) => {
-          this.waiting = resolve;
-        });
-      },
-    }),
-  };
-
-  /** Client → server bytes. */
-  push(bytes: Uint8Array): void {
-    if (this.inputEnded) throw new Error("the session's input has ended");
-    const waiting = this.waiting;
-    this.waiting = undefined;
-    if (waiting) waiting({ value: bytes, done: false });
-    else this.queue.push(bytes);
-  }
-
-  /** Sends one ClientInput. */
-  input(seq: number, clientTimeMs = 0): void {
-    this.push(encodeDelimited(ClientInputSchema, create(ClientInputSchema, { seq, clientTimeMs })));
-  }
-
-  send(bytes: Uint8Array): boolean {
-    if (this.end) return false;
-    this.sent.push(bytes);
-    this.sentAt.push(performance.now());
-    return true;
-  }
-
-  close(code: number, reason: string): void {
-    this.finish({ code, reason, by: "server" });
-  }
-
-  /** The client goes away. */
-  leave(): void {
-    this.finish({ code: 0, reason: "", by: "client" });
-  }
-
-  get isClosed(): boolean {
-    return this.end !== undefined;
-  }
-
-  /** Everything sent, decoded. */
-  messages(): GameStreamMessage[] {
-    const decoder = new DelimitedDecoder(GameStreamMessageSchema);
-    return this.sent.flatMap((b) => decoder.push(b));
-  }
-
-  private finish(end: SessionEnd): void {
-    if (this.end) return;
-    this.end = end;
-    this.inputEnded = true;
-    const waiting = this.waiting;
-    this.waiting = undefined;
-    waiting?.({ value: undefined, done: true });
-    this.resolveClosed(end);
-  }
+/** The client sends one ClientInput. */
+export function input(session: MemoryStreamSession, seq: number, clientTimeMs = 0): void {
+  session.pushMessage(ClientInputSchema, { seq, clientTimeMs });
 }
 
 export interface RecordedCall<T> {

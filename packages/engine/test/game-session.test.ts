@@ -1,8 +1,9 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { Frame, GameSummary } from "@flaplab/contracts/engine/v1/stream_pb";
+import { type Frame, GameStreamMessageSchema, type GameSummary } from "@flaplab/contracts/engine/v1/stream_pb";
 import { Sound } from "@flaplab/contracts/music/v1/music_pb";
 import type { World } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import { CloseCode, type ClientView, FrameDecoder } from "@flaplab/game-stream";
+import { MemoryStreamSession } from "@flaplab/game-stream/testing";
 import { FLAP_VELOCITY, GRAVITY, applyInputInPlace, createGame, tickInPlace, viewOf } from "@flaplab/physics";
 import { describe, expect, it } from "vitest";
 import {
@@ -13,7 +14,7 @@ import {
   courseOf,
   createGameSessionHandler,
 } from "../src/index.js";
-import { FakeSession, fakeMusic, fakeScore, flush, memoryLogger, principal } from "./fakes.js";
+import { fakeMusic, fakeScore, flush, input, memoryLogger, principal } from "./fakes.js";
 import { EASY_FLAP_TICKS, EASY_SEED, deadlyWorld, easyWorld, hasEasyWorld, openWorld } from "./fixtures.js";
 
 const alice = principal("alice");
@@ -30,7 +31,7 @@ interface Setup {
   /** Creates game `id` owned by alice (as StartGame does). */
   addGame(id: string, world?: World): void;
   /** Opens a session for `id` as `who`. */
-  connect(id: string, who?: typeof alice): FakeSession;
+  connect(id: string, who?: typeof alice): MemoryStreamSession;
 }
 
 function setup(
@@ -68,7 +69,7 @@ function setup(
       });
     },
     connect(id, who = alice) {
-      const session = new FakeSession(id, who);
+      const session = new MemoryStreamSession({ gameId: id, principal: who });
       handler(session);
       return session;
     },
@@ -76,28 +77,28 @@ function setup(
 }
 
 /** Every frame sent, input acks included, in order. */
-function allFrames(session: FakeSession): Frame[] {
-  return session.messages().flatMap((m) => (m.kind.case === "frame" ? [m.kind.value] : []));
+function allFrames(session: MemoryStreamSession): Frame[] {
+  return session.messages(GameStreamMessageSchema).flatMap((m) => (m.kind.case === "frame" ? [m.kind.value] : []));
 }
 
 /** The tick frames sent. */
-function frames(session: FakeSession): Frame[] {
+function frames(session: MemoryStreamSession): Frame[] {
   return allFrames(session).filter((f) => !f.inputAck);
 }
 
 /** The input-ack frames sent. */
-function acks(session: FakeSession): Frame[] {
+function acks(session: MemoryStreamSession): Frame[] {
   return allFrames(session).filter((f) => f.inputAck);
 }
 
-function summaryOf(session: FakeSession): GameSummary | undefined {
-  const last = session.messages().at(-1);
+function summaryOf(session: MemoryStreamSession): GameSummary | undefined {
+  const last = session.messages(GameStreamMessageSchema).at(-1);
   return last?.kind.case === "summary" ? last.kind.value : undefined;
 }
 
 /** Sends the start input and lets the handler read it. */
-async function start(session: FakeSession): Promise<void> {
-  session.input(1);
+async function start(session: MemoryStreamSession): Promise<void> {
+  input(session, 1);
   await flush();
 }
 
@@ -168,7 +169,7 @@ describe("game stream: refusals", () => {
       const s = setup();
       s.addGame("g1");
       const session = s.connect("g1");
-      for (const seq of seqs) session.input(seq);
+      for (const seq of seqs) input(session, seq);
       await flush();
       const bad = seqs.at(-1);
       const before = seqs.length > 1 ? seqs.at(-2) : 0;
@@ -188,7 +189,7 @@ describe("game stream: refusals", () => {
     await start(session);
     while (!frames(session).at(-1)?.gameOver) await tick(s);
     expect(session.isClosed).toBe(false); // waiting for RecordRun
-    session.input(2);
+    input(session, 2);
     await flush();
     expect(session.end).toMatchObject({ code: CloseCode.GameOver, reason: "input after game over" });
     releaseRecord();
@@ -204,7 +205,7 @@ describe("game stream: refusals", () => {
 describe("game stream: play", () => {
   it.skipIf(!hasEasyWorld)("plays the easy trace to score 7 at tick 402, frame by frame as the physics", async () => {
     // How many messages the session had sent when each PlayMusic call was made.
-    let session: FakeSession | undefined;
+    let session: MemoryStreamSession | undefined;
     const sentAtMusic: number[] = [];
     const recordingMusic = fakeMusic(() => {
       sentAtMusic.push(session?.sent.length ?? 0);
@@ -251,11 +252,11 @@ describe("game stream: play", () => {
     for (let k = 1; !session.isClosed && k < 1000; k++) {
       if (flaps.has(k)) {
         const before = session.sent.length;
-        session.input(++seq, k * 1000);
+        input(session, ++seq, k * 1000);
         await flush();
         // The ack goes out as soon as the input is applied, for the current tick, before any tick.
         expect(session.sent).toHaveLength(before + 1);
-        expect(session.messages().at(-1)?.kind.value).toMatchObject({
+        expect(session.messages(GameStreamMessageSchema).at(-1)?.kind.value).toMatchObject({
           inputAck: true,
           tick: k - 1,
           reflectedSeq: seq,
@@ -283,7 +284,7 @@ describe("game stream: play", () => {
     expect(got.every((f) => f.full || f.reflectedSeq === undefined)).toBe(true);
 
     // Summary, then the normal close. Frame counts are tick frames only; acks are counted apart.
-    const messages = session.messages();
+    const messages = session.messages(GameStreamMessageSchema);
     const sizes = session.sent.map((b, i) => ({ bytes: b.length, msg: messages[i]! }));
     const bytesOf = (ack: boolean) =>
       sizes.filter((x) => x.msg.kind.case === "frame" && x.msg.kind.value.inputAck === ack).reduce((n, x) => n + x.bytes, 0);
@@ -334,7 +335,7 @@ describe("game stream: play", () => {
     // Each FLAP call came after its ack had been sent.
     s.music.calls.forEach((c, i) => {
       if (c.request.sound !== Sound.FLAP) return;
-      const sent = session!.messages().slice(0, sentAtMusic[i]);
+      const sent = session!.messages(GameStreamMessageSchema).slice(0, sentAtMusic[i]);
       expect(sent.at(-1)?.kind.value).toMatchObject({ inputAck: true, reflectedSeq: c.request.inputSeq });
     });
 
@@ -370,7 +371,7 @@ describe("game stream: play", () => {
       [1, 4],
       [2, undefined],
     ]);
-    session.input(4);
+    input(session, 4);
     await flush();
     expect(session.end?.reason).toBe("input seq 4 is not after 4: seq must strictly increase");
   });
@@ -381,8 +382,8 @@ describe("game stream: play", () => {
     const session = s.connect("g1");
     await start(session);
     await tick(s, 2);
-    session.input(7);
-    session.input(9); // two presses in one period: one flap, each acked
+    input(session, 7);
+    input(session, 9); // two presses in one period: one flap, each acked
     await flush();
     expect(acks(session)).toEqual([
       expect.objectContaining({ tick: 2, reflectedSeq: 7, birdVelocity: -FLAP_VELOCITY, birdY: frames(session)[1]!.birdY }),
@@ -412,7 +413,7 @@ describe("game stream: play", () => {
     s.addGame("g1");
     const session = s.connect("g1");
     await start(session);
-    session.input(2);
+    input(session, 2);
     await flush();
     expect(session.sent).toHaveLength(0);
     await tick(s, 2);
@@ -432,8 +433,8 @@ describe("game stream: play", () => {
     s.addGame("g1");
     const session = s.connect("g1");
     await start(session);
-    session.input(2); // hangs forever
-    session.input(3); // fails
+    input(session, 2); // hangs forever
+    input(session, 3); // fails
     await flush();
     await tick(s, 10);
     expect(frames(session)).toHaveLength(10);
@@ -562,9 +563,9 @@ describe("game stream: play", () => {
       music: fakeMusic().client,
       score: fakeScore().client,
     });
-    const session = new FakeSession("rt", alice);
+    const session = new MemoryStreamSession({ gameId: "rt", principal: alice });
     handler(session);
-    session.input(1);
+    input(session, 1);
     while (session.sent.length < 30) await new Promise((r) => setTimeout(r, 5));
     session.leave();
     const at = session.sentAt;

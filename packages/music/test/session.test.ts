@@ -2,7 +2,8 @@ import { create } from "@bufbuild/protobuf";
 import { createContextValues, createHandlerContext } from "@connectrpc/connect";
 import { type Principal, principalKey } from "@flaplab/component";
 import { MusicService, PlayMusicRequestSchema, Sound, type SoundClip, SoundClipSchema } from "@flaplab/contracts/music/v1/music_pb";
-import { CloseCode, DelimitedDecoder, type SessionEnd, type StreamSession } from "@flaplab/game-stream";
+import { CloseCode } from "@flaplab/game-stream";
+import { MemoryStreamSession } from "@flaplab/game-stream/testing";
 import { describe, expect, it } from "vitest";
 import { createMusic, createMusicSessionHandler, createMusicStreams, type MusicStreams } from "../src/index.js";
 
@@ -12,91 +13,22 @@ function flush(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** An in-memory StreamSession: the test pushes client bytes and reads what was sent. */
-class FakeSession implements StreamSession {
-  readonly kind = "music";
-  readonly principal = alice;
-  readonly sent: Uint8Array[] = [];
-  bufferedBytes = 0;
-  end: SessionEnd | undefined;
-  readonly closed: Promise<SessionEnd>;
-  private resolveClosed: (end: SessionEnd) => void = () => {};
-  private readonly queue: Uint8Array[] = [];
-  private waiting: ((r: IteratorResult<Uint8Array>) => void) | undefined;
-  private inputEnded = false;
-
-  constructor(readonly gameId: string) {
-    this.closed = new Promise((resolve) => {
-      this.resolveClosed = resolve;
-    });
-  }
-
-  readonly incoming: AsyncIterable<Uint8Array> = {
-    [Symbol.asyncIterator]: () => ({
-      next: () => {
-        const chunk = this.queue.shift();
-        if (chunk) return Promise.resolve({ value: chunk, done: false });
-        if (this.inputEnded) return Promise.resolve({ value: undefined, done: true });
-        return new Promise<IteratorResult<Uint8Array>>((resolve) => {
-          this.waiting = resolve;
-        });
-      },
-    }),
-  };
-
-  push(bytes: Uint8Array): void {
-    const waiting = this.waiting;
-    this.waiting = undefined;
-    if (waiting) waiting({ value: bytes, done: false });
-    else this.queue.push(bytes);
-  }
-
-  /** The client closes its sending side without writing anything. */
-  endInput(): void {
-    this.inputEnded = true;
-    const waiting = this.waiting;
-    this.waiting = undefined;
-    waiting?.({ value: undefined, done: true });
-  }
-
-  send(bytes: Uint8Array): boolean {
-    if (this.end) return false;
-    this.sent.push(bytes);
-    return true;
-  }
-
-  close(code: number, reason: string): void {
-    this.finish({ code, reason, by: "server" });
-  }
-
-  leave(): void {
-    this.finish({ code: 0, reason: "", by: "client" });
-  }
-
-  clips(): SoundClip[] {
-    const decoder = new DelimitedDecoder(SoundClipSchema, 1 << 20);
-    return this.sent.flatMap((b) => decoder.push(b));
-  }
-
-  private finish(end: SessionEnd): void {
-    if (this.end) return;
-    this.end = end;
-    this.endInput();
-    this.resolveClosed(end);
-  }
+/** The clips the session has sent, decoded. */
+function clips(session: MemoryStreamSession): SoundClip[] {
+  return session.messages(SoundClipSchema, 1 << 20);
 }
 
 function clip(sound: Sound, inputSeq = 0, tick = 0): SoundClip {
   return create(SoundClipSchema, { sound, inputSeq, tick, mediaType: "audio/wav", audio: new Uint8Array([1, 2, 3, sound]) });
 }
 
-function setup(): { streams: MusicStreams; connect(gameId: string): FakeSession } {
+function setup(): { streams: MusicStreams; connect(gameId: string): MemoryStreamSession } {
   const streams = createMusicStreams();
   const handler = createMusicSessionHandler({ streams, maxBufferedBytes: 100 });
   return {
     streams,
     connect(gameId) {
-      const session = new FakeSession(gameId);
+      const session = new MemoryStreamSession({ gameId, principal: alice, kind: "music" });
       handler(session);
       return session;
     },
@@ -112,8 +44,8 @@ describe("createMusicSessionHandler", () => {
     await streams.send("a", clip(Sound.FLAP, 2, 40));
     await streams.send("a", clip(Sound.POINT, 0, 65));
     await streams.send("b", clip(Sound.FLAP, 5, 9));
-    expect(a.clips()).toEqual([clip(Sound.FLAP, 2, 40), clip(Sound.POINT, 0, 65)]);
-    expect(b.clips()).toEqual([clip(Sound.FLAP, 5, 9)]);
+    expect(clips(a)).toEqual([clip(Sound.FLAP, 2, 40), clip(Sound.POINT, 0, 65)]);
+    expect(clips(b)).toEqual([clip(Sound.FLAP, 5, 9)]);
     expect(a.end).toBeUndefined();
   });
 
@@ -122,7 +54,7 @@ describe("createMusicSessionHandler", () => {
     const s = connect("g");
     await streams.send("g", clip(Sound.DIE, 0, 402), { closeAfter: true });
     await flush();
-    expect(s.clips().map((c) => c.sound)).toEqual([Sound.DIE]);
+    expect(clips(s).map((c) => c.sound)).toEqual([Sound.DIE]);
     expect(s.end).toEqual({ code: CloseCode.Normal, reason: "game over", by: "server" });
     expect(streams.has("g")).toBe(false);
   });
@@ -142,8 +74,8 @@ describe("createMusicSessionHandler", () => {
     });
     await music.playMusic(create(PlayMusicRequestSchema, { gameId: "g", sound: Sound.DIE, tick: 7 }), ctx);
     await flush();
-    expect(s.clips()).toHaveLength(1);
-    expect(s.clips()[0]?.mediaType).toBe("audio/wav");
+    expect(clips(s)).toHaveLength(1);
+    expect(clips(s)[0]?.mediaType).toBe("audio/wav");
     expect(s.end?.code).toBe(CloseCode.Normal);
   });
 
@@ -154,7 +86,7 @@ describe("createMusicSessionHandler", () => {
     expect(second.end).toMatchObject({ code: CloseCode.AlreadyConnected, reason: "game already has a music stream" });
     await flush();
     await streams.send("g", clip(Sound.FLAP));
-    expect(first.clips()).toHaveLength(1);
+    expect(clips(first)).toHaveLength(1);
     expect(second.sent).toHaveLength(0);
     expect(first.end).toBeUndefined();
   });
@@ -175,7 +107,7 @@ describe("createMusicSessionHandler", () => {
     await flush();
     expect(s.end).toBeUndefined();
     await streams.send("g", clip(Sound.FLAP));
-    expect(s.clips()).toHaveLength(1);
+    expect(clips(s)).toHaveLength(1);
   });
 
   it("closes the registry stream when the client leaves", async () => {

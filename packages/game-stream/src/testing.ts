@@ -1,0 +1,148 @@
+// An in-memory StreamSession for tests and benchmarks: no transport, the caller plays the client.
+import { create, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
+import type { Principal } from "@flaplab/component";
+import { DEFAULT_MAX_MESSAGE_BYTES, DelimitedDecoder, encodeDelimited } from "./delimited.js";
+import type { SessionEnd, StreamSession } from "./session.js";
+
+export interface MemorySessionOptions {
+  readonly gameId: string;
+  readonly principal: Principal;
+  /** Which stream this is: "engine" (the default) or "music". */
+  readonly kind?: string;
+  /**
+   * Keep every chunk `send` accepts in `sent`, and when it was sent in `sentAt` (default true).
+   * Turn it off for long runs, so memory stays flat.
+   */
+  readonly keepSent?: boolean;
+  /**
+   * Called with each chunk `send` accepts, after it is kept. A scripted client answers here: it
+   * may `push` its next input, as a real client would on receiving that chunk.
+   */
+  readonly onSend?: (bytes: Uint8Array) => void;
+}
+
+/**
+ * A `StreamSession` held in memory. The handler under test gets it as from the transport; the
+ * caller plays the client: it writes with `push` / `pushMessage`, ends its sending side with
+ * `endInput`, goes away with `leave`, and reads what the handler sent from `sent` / `messages`.
+ * `end` (or `closed`) says how the session ended.
+ *
+ * ```ts
+ * const session = new MemoryStreamSession({ gameId: "g1", principal });
+ * handler(session);
+ * session.pushMessage(ClientInputSchema, { seq: 1, clientTimeMs: 0 });
+ * session.messages(GameStreamMessageSchema); // what the client received, decoded
+ * ```
+ */
+export class MemoryStreamSession implements StreamSession {
+  readonly gameId: string;
+  readonly principal: Principal;
+  readonly kind: string;
+  /** What the transport would report as queued and unsent. Set it to play a client that does not read. */
+  bufferedBytes = 0;
+  readonly closed: Promise<SessionEnd>;
+  /** Client bytes in the order pushed; ends after `endInput`, `leave` or `close`. Read it once. */
+  readonly incoming: AsyncIterable<Uint8Array>;
+  private readonly sentChunks: Uint8Array[] = [];
+  private readonly sentTimes: number[] = [];
+  private readonly keepSent: boolean;
+  private readonly onSend: ((bytes: Uint8Array) => void) | undefined;
+  private ended: SessionEnd | undefined;
+  private resolveClosed!: (end: SessionEnd) => void;
+  private readonly queue: Uint8Array[] = [];
+  private waiting: ((r: IteratorResult<Uint8Array>) => void) | undefined;
+  private inputEnded = false;
+
+  constructor(options: MemorySessionOptions) {
+    this.gameId = options.gameId;
+    this.principal = options.principal;
+    this.kind = options.kind ?? "engine";
+    this.keepSent = options.keepSent ?? true;
+    this.onSend = options.onSend;
+    this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
+    this.incoming = {
+      [Symbol.asyncIterator]: () => ({
+        next: () => {
+          const chunk = this.queue.shift();
+          if (chunk) return Promise.resolve({ value: chunk, done: false });
+          if (this.inputEnded) return Promise.resolve({ value: undefined, done: true });
+          return new Promise<IteratorResult<Uint8Array>>((resolve) => (this.waiting = resolve));
+        },
+      }),
+    };
+  }
+
+  /** Every chunk sent, in order (empty with `keepSent: false`). */
+  get sent(): readonly Uint8Array[] {
+    return this.sentChunks;
+  }
+
+  /** When each chunk of `sent` was sent, `performance.now()`. */
+  get sentAt(): readonly number[] {
+    return this.sentTimes;
+  }
+
+  /** How the session ended; undefined while it is open. */
+  get end(): SessionEnd | undefined {
+    return this.ended;
+  }
+
+  get isClosed(): boolean {
+    return this.ended !== undefined;
+  }
+
+  /** Client → server bytes. Throws once the client's input has ended (or the session closed). */
+  push(bytes: Uint8Array): void {
+    if (this.inputEnded) throw new Error("the session's input has ended");
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    if (waiting) waiting({ value: bytes, done: false });
+    else this.queue.push(bytes);
+  }
+
+  /** Pushes one size-delimited message, as the client writes it. */
+  pushMessage<D extends DescMessage>(schema: D, message: MessageInitShape<D>): void {
+    this.push(encodeDelimited(schema, create(schema, message)));
+  }
+
+  /** The client closes its sending side; the session stays open. */
+  endInput(): void {
+    this.inputEnded = true;
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    waiting?.({ value: undefined, done: true });
+  }
+
+  /** The client goes away: the session ends `by: "client"`. */
+  leave(code = 0, reason = ""): void {
+    this.finish({ code, reason, by: "client" });
+  }
+
+  send(bytes: Uint8Array): boolean {
+    if (this.ended) return false;
+    if (this.keepSent) {
+      this.sentChunks.push(bytes);
+      this.sentTimes.push(performance.now());
+    }
+    this.onSend?.(bytes);
+    return true;
+  }
+
+  close(code: number, reason: string): void {
+    this.finish({ code, reason, by: "server" });
+  }
+
+  /** Everything sent so far, decoded as size-delimited `schema` messages. */
+  messages<D extends DescMessage>(schema: D, maxBytes = DEFAULT_MAX_MESSAGE_BYTES): MessageShape<D>[] {
+    if (!this.keepSent) throw new Error("this session does not keep what was sent (keepSent: false)");
+    const decoder = new DelimitedDecoder(schema, maxBytes);
+    return this.sentChunks.flatMap((chunk) => decoder.push(chunk));
+  }
+
+  private finish(end: SessionEnd): void {
+    if (this.ended) return;
+    this.ended = end;
+    this.endInput();
+    this.resolveClosed(end);
+  }
+}
