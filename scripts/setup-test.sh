@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Installs the system packages the test suite needs (Debian): a C++ toolchain for better-sqlite3 and
-# Debian's Chromium for the browser tests (driven by playwright-core; no browser download).
+# Installs the system packages the test suite needs (Debian): a C++ toolchain for better-sqlite3,
+# Debian's Chromium for the browser tests (driven by playwright-core; no browser download) and the
+# PostgreSQL server binaries, from which the score store's tests start a throwaway cluster.
 set -euo pipefail
 need=()
 command -v make >/dev/null || need+=(make)
 command -v g++ >/dev/null || need+=(g++)
 command -v python3 >/dev/null || need+=(python3)
 [ -x /usr/bin/chromium ] || need+=(chromium)
+postgres_initdb() { { compgen -G "/usr/lib/postgresql/*/bin/initdb" || true; } | sort -V | tail -1; }
+[ -n "$(postgres_initdb)" ] || command -v initdb >/dev/null || need+=(postgresql)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "setup:test: please install these Debian packages (needs root): ${need[*]}" >&2
@@ -21,4 +24,6 @@ if ! command -v go >/dev/null; then
   apt-get update -qq && apt-get install -y -qq --no-install-recommends golang-go >/dev/null
 fi
 bash "$(dirname "$0")/setup-toxiproxy.sh"
-echo "setup:test: $(/usr/bin/chromium --version 2>/dev/null | head -1), $(g++ --version | head -1), $(go version)"
+initdb="$(postgres_initdb)"
+initdb="${initdb:-$(command -v initdb)}"
+echo "setup:test: $(/usr/bin/chromium --version 2>/dev/null | head -1), $(g++ --version | head -1), $(go version), $("$(dirname "$initdb")/postgres" --version)"

@@ -27,15 +27,20 @@ export interface MountedGroup {
   close(): Promise<void>;
 }
 
+export interface MountOptions {
+  readonly dataDir: string;
+  readonly keys: PublicKeyMaterial;
+  readonly logger: Logger;
+  /** Keep the score component's runs in this Postgres database instead of SQLite in `dataDir`. */
+  readonly scoreDatabaseUrl?: string | undefined;
+}
+
 /**
  * Builds and mounts the components the runtime's group runs: the composition root. Each
  * component gets typed clients for the components it calls; the runtime picks the call mode.
  */
-export function mountGroup(
-  runtime: Runtime,
-  opts: { dataDir: string; keys: PublicKeyMaterial; logger: Logger },
-): MountedGroup {
-  const closers: Array<() => void> = [];
+export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<MountedGroup> {
+  const closers: Array<() => void | Promise<void>> = [];
   const names = runtime.group.components;
   const streamRoutes: Record<string, StreamRoute> = {};
   let musicStreams: MusicStreams | undefined;
@@ -93,7 +98,13 @@ export function mountGroup(
         streamRoutes[MUSIC_STREAM_PATH] = { kind: "music", handler: createMusicSessionHandler({ streams: musicStreams }) };
         break;
       case "score": {
-        const store = openScoreStore(opts.dataDir);
+        const logger = opts.logger.child({ component: "score" });
+        const store = await openScoreStore({
+          dataDir: opts.dataDir,
+          databaseUrl: opts.scoreDatabaseUrl,
+          onConnectionError: (err) =>
+            logger.warn({ event: "score-database-error", err: err.message }, "score database connection lost; the next call reconnects"),
+        });
         closers.push(() => store.close());
         runtime.mount(scoreComponent, createScore({ store }));
         break;
@@ -106,7 +117,7 @@ export function mountGroup(
     ...(musicStreams ? { musicStreams } : {}),
     ...(games ? { games } : {}),
     async close() {
-      for (const close of closers.reverse()) close();
+      for (const close of closers.reverse()) await close();
     },
   };
 }

@@ -35,12 +35,15 @@ async function main(): Promise<void> {
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
     throw new Error(`--port must be a port number, got ${values.port}`);
   }
+  const scoreDatabaseUrl = process.env["FLAPLAB_SCORE_DATABASE_URL"];
   const server = await startServer({
     topology,
     group,
     dataDir: values["data-dir"] ? userPath(values["data-dir"]) : DEFAULT_DATA_DIR,
     logger: logger.child({ group }),
     ...(port === undefined ? {} : { port }),
+    // Not an option: a URL with a password does not belong on a command line.
+    ...(scoreDatabaseUrl ? { scoreDatabaseUrl } : {}),
   });
   let signals = 0;
   const shutdown = (signal: string): void => {

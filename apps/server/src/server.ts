@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { join } from "node:path";
 import { createHost, type Host } from "@flaplab/host";
 import { createStreamServer, loadOrCreateDevCertificate, type StreamServer } from "@flaplab/streams";
@@ -15,6 +16,8 @@ export interface ServerOptions {
   readonly port?: number;
   /** Stream server port instead of the group's stream address (0: any free port). */
   readonly streamPort?: number;
+  /** Postgres URL for the score component's runs (FLAPLAB_SCORE_DATABASE_URL); SQLite in `dataDir` without one. */
+  readonly scoreDatabaseUrl?: string;
 }
 
 export interface RunningServer {
@@ -37,13 +40,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const callLogFile = callLogPath(dataDir, topology.name, group);
   // Asynchronous, but unbuffered: a game's records are on disk moments after its calls.
   const destination = pino.destination({ dest: callLogFile, mkdir: true, sync: false });
+  // Open before anything else can fail (the score database, say): exiting while the file is still
+  // opening makes pino's exit-time flush throw over the real error.
+  await once(destination, "ready");
   const runtime = createRuntime({
     topology,
     group,
     verifier,
     callLog: pinoCallLog(createCallLogger(destination)),
   });
-  const mounted = mountGroup(runtime, { dataDir, keys, logger });
+  const mounted = await mountGroup(runtime, { dataDir, keys, logger, scoreDatabaseUrl: opts.scoreDatabaseUrl });
   const host = await createHost({ runtime, logger });
   const port = await host.listen(opts.port);
   let streams: StreamServer | undefined;

@@ -8,5 +8,12 @@ export {
   MAX_TICKS,
 } from "./score.js";
 export type { ScoreDeps } from "./score.js";
-export { openScoreStore, SCORE_DB_FILE, SCORE_SCHEMA_VERSION } from "./store.js";
+export { openScoreStore } from "./open-store.js";
+export type { ScoreStoreConfig } from "./open-store.js";
+export { SCORE_SCHEMA_VERSION, StoreUnavailableError } from "./store.js";
 export type { ScoreStore, StoredRun } from "./store.js";
+export { openSqliteScoreStore, SCORE_DB_FILE } from "./sqlite-store.js";
+export { openPostgresScoreStore } from "./postgres-store.js";
+export type { PostgresScoreStoreOptions } from "./postgres-store.js";
+export { postgresPoolConfig } from "./postgres-connection.js";
+export type { PostgresPoolOptions } from "./postgres-connection.js";

@@ -2,7 +2,7 @@ import { timestampFromMs } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
 import { defineComponent, requirePrincipal } from "@flaplab/component";
-import type { ScoreStore, StoredRun } from "./store.js";
+import { StoreUnavailableError, type ScoreStore, type StoredRun } from "./store.js";
 
 export const scoreComponent = defineComponent({ name: "score", service: ScoreService });
 
@@ -23,6 +23,16 @@ function invalid(message: string): ConnectError {
   return new ConnectError(message, Code.InvalidArgument);
 }
 
+/** Runs a store call; a database that cannot be reached becomes `Unavailable` (the caller may retry). */
+async function fromStore<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (err) {
+    if (err instanceof StoreUnavailableError) throw new ConnectError(err.message, Code.Unavailable, undefined, undefined, err);
+    throw err;
+  }
+}
+
 function toMessage(run: StoredRun) {
   return {
     gameId: run.gameId,
@@ -37,7 +47,8 @@ function toMessage(run: StoredRun) {
 /**
  * RecordRun stores the caller's finished run once per game id; GetScores returns the caller's runs
  * (newest first) and the true top runs of everyone (score descending, then earliest finish).
- * A limit above 100 is refused with InvalidArgument rather than clamped.
+ * A limit above 100 is refused with InvalidArgument rather than clamped. While the store's database
+ * cannot be reached, both answer Unavailable.
  */
 export function createScore(deps: ScoreDeps): ServiceImpl<typeof ScoreService> {
   const { store } = deps;
@@ -63,7 +74,7 @@ export function createScore(deps: ScoreDeps): ServiceImpl<typeof ScoreService> {
         seed: req.seed,
         finishedAt: clock(),
       };
-      if (!store.insertRun(run)) {
+      if (!(await fromStore(store.insertRun(run)))) {
         throw new ConnectError(`game ${gameId} is already recorded`, Code.AlreadyExists);
       }
       return { run: toMessage(run) };
@@ -73,10 +84,8 @@ export function createScore(deps: ScoreDeps): ServiceImpl<typeof ScoreService> {
       const { username } = requirePrincipal(ctx);
       if (req.limit > MAX_LIMIT) throw invalid(`limit must be at most ${MAX_LIMIT}, got ${req.limit}`);
       const limit = req.limit === 0 ? DEFAULT_LIMIT : req.limit;
-      return {
-        ownRuns: store.ownRuns(username, limit).map(toMessage),
-        leaderboard: store.leaderboard(limit).map(toMessage),
-      };
+      const [ownRuns, leaderboard] = await fromStore(Promise.all([store.ownRuns(username, limit), store.leaderboard(limit)]));
+      return { ownRuns: ownRuns.map(toMessage), leaderboard: leaderboard.map(toMessage) };
     },
   };
 }

@@ -10,15 +10,15 @@ const stores: ScoreStore[] = [];
 describeContract(
   {
     component: scoreComponent,
-    create: (env) => {
-      const store = openScoreStore(join(env.dataDir, "score"));
+    create: async (env) => {
+      const store = await openScoreStore({ dataDir: join(env.dataDir, "score") });
       stores.push(store);
       return createScore({ store });
     },
   },
   (t) => {
-    afterAll(() => {
-      for (const s of stores.splice(0)) s.close();
+    afterAll(async () => {
+      for (const s of stores.splice(0)) await s.close();
     });
 
     it("records the caller's run and returns it", async () => {

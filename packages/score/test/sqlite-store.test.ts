@@ -6,8 +6,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createScore, openScoreStore, SCORE_DB_FILE, SCORE_SCHEMA_VERSION } from "../src/index.js";
-import { record } from "./helpers.js";
+import { openScoreStore, openSqliteScoreStore, SCORE_DB_FILE, SCORE_SCHEMA_VERSION } from "../src/index.js";
 
 let dataDir: string;
 beforeEach(async () => {
@@ -17,10 +16,19 @@ afterEach(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-describe("score store", () => {
-  it("creates the schema with WAL, synchronous=FULL and a version", () => {
-    const store = openScoreStore(dataDir);
-    store.close();
+describe("SQLite score store", () => {
+  it("is what openScoreStore gives without a database URL", async () => {
+    const store = await openScoreStore({ dataDir });
+    await store.insertRun({ gameId: "g1", username: "alice", score: 1, ticks: 1, seed: 1n, finishedAt: 1 });
+    await store.close();
+    // An empty URL (an unset variable) means SQLite too.
+    const again = await openScoreStore({ dataDir, databaseUrl: "" });
+    expect(await again.getRun("g1")).toMatchObject({ username: "alice" });
+    await again.close();
+  });
+
+  it("creates the schema with WAL, synchronous=FULL and a version", async () => {
+    await openSqliteScoreStore(dataDir).close();
     const db = new Database(join(dataDir, SCORE_DB_FILE), { readonly: true });
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(db.pragma("user_version", { simple: true })).toBe(SCORE_SCHEMA_VERSION);
@@ -29,33 +37,12 @@ describe("score store", () => {
     db.close();
   });
 
-  it("keeps runs across a close and reopen", async () => {
-    const first = openScoreStore(dataDir);
-    const impl = createScore({ store: first, clock: () => 1_000 });
-    await record(impl, "alice", { gameId: "keep-1", score: 7, ticks: 402, seed: 6977347407732442987n });
-    await record(impl, "bob", { gameId: "keep-2", score: 31, ticks: 900, seed: 8525n });
-    first.close();
-
-    const second = openScoreStore(dataDir);
-    expect(second.getRun("keep-1")).toEqual({
-      gameId: "keep-1",
-      username: "alice",
-      score: 7,
-      ticks: 402,
-      seed: 6977347407732442987n,
-      finishedAt: 1_000,
-    });
-    expect(second.leaderboard(10).map((r) => r.gameId)).toEqual(["keep-2", "keep-1"]);
-    expect(second.insertRun({ gameId: "keep-1", username: "x", score: 1, ticks: 1, seed: 1n, finishedAt: 2 })).toBe(false);
-    second.close();
-  });
-
-  it("refuses a database from a newer schema", () => {
-    openScoreStore(dataDir).close();
+  it("refuses a database from a newer schema", async () => {
+    await openSqliteScoreStore(dataDir).close();
     const db = new Database(join(dataDir, SCORE_DB_FILE));
     db.pragma("user_version = 99");
     db.close();
-    expect(() => openScoreStore(dataDir)).toThrow(/schema version 99/);
+    expect(() => openSqliteScoreStore(dataDir)).toThrow(/schema version 99, newer than this code \(1\)/);
   });
 
   it("keeps every acknowledged run when the writer is SIGKILLed mid-way", async () => {
@@ -74,18 +61,19 @@ describe("score store", () => {
     // Lines already in the pipe when the kill landed were acknowledged too.
     expect(acked.length).toBeGreaterThanOrEqual(killAfter);
 
-    const store = openScoreStore(dataDir);
+    const store = openSqliteScoreStore(dataDir);
     try {
-      const missing = acked.filter((id) => store.getRun(id) === undefined);
+      const found = await Promise.all(acked.map((id) => store.getRun(id)));
+      const missing = acked.filter((_, i) => found[i] === undefined);
       expect(missing).toEqual([]);
       const last = acked[acked.length - 1]!;
-      expect(store.getRun(last)).toMatchObject({ username: "crash", ticks: Number(last.slice("crash-".length)) });
+      expect(await store.getRun(last)).toMatchObject({ username: "crash", ticks: Number(last.slice("crash-".length)) });
       // The writer was still going: at most one unacknowledged run beyond the last ack.
-      const stored = store.leaderboard(100_000).length;
+      const stored = (await store.leaderboard(100_000)).length;
       expect(stored).toBeGreaterThanOrEqual(acked.length);
       expect(stored).toBeLessThanOrEqual(acked.length + 1);
     } finally {
-      store.close();
+      await store.close();
     }
     const db = new Database(join(dataDir, SCORE_DB_FILE), { readonly: true });
     expect(db.pragma("integrity_check", { simple: true })).toBe("ok");

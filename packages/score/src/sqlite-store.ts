@@ -1,0 +1,105 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import type { ScoreStore, StoredRun } from "./store.js";
+
+export const SCORE_DB_FILE = "score.sqlite";
+
+interface RunRow {
+  game_id: string;
+  username: string;
+  score: number;
+  ticks: number;
+  seed: string;
+  finished_at: number;
+}
+
+const COLUMNS = "game_id, username, score, ticks, seed, finished_at";
+
+function fromRow(row: RunRow): StoredRun {
+  return {
+    gameId: row.game_id,
+    username: row.username,
+    score: row.score,
+    ticks: row.ticks,
+    seed: BigInt(row.seed),
+    finishedAt: row.finished_at,
+  };
+}
+
+// Each entry moves the schema from version i to i + 1. The two indexes serve both ORDER BYs
+// below without sorting (runs_by_user is scanned backwards for newest first).
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE runs (
+     game_id     TEXT    NOT NULL PRIMARY KEY,
+     username    TEXT    NOT NULL,
+     score       INTEGER NOT NULL,
+     ticks       INTEGER NOT NULL,
+     seed        TEXT    NOT NULL,
+     finished_at INTEGER NOT NULL
+   );
+   CREATE INDEX runs_leaderboard ON runs (score DESC, finished_at ASC);
+   CREATE INDEX runs_by_user ON runs (username, finished_at);`,
+];
+
+function migrate(db: Database.Database): void {
+  db.transaction(() => {
+    const version = db.pragma("user_version", { simple: true }) as number;
+    if (version > MIGRATIONS.length) {
+      throw new Error(`${SCORE_DB_FILE} has schema version ${version}, newer than this code (${MIGRATIONS.length})`);
+    }
+    for (let v = version; v < MIGRATIONS.length; v++) db.exec(MIGRATIONS[v]!);
+    if (version !== MIGRATIONS.length) db.pragma(`user_version = ${MIGRATIONS.length}`);
+  }).immediate();
+}
+
+/**
+ * Runs in `<dataDir>/score.sqlite`. WAL with synchronous=FULL: once `insertRun` resolves, the run
+ * is on disk and survives a process crash or power loss. The schema version is `PRAGMA user_version`.
+ */
+export function openSqliteScoreStore(dataDir: string): ScoreStore {
+  mkdirSync(dataDir, { recursive: true });
+  const db = new Database(join(dataDir, SCORE_DB_FILE));
+  try {
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = FULL");
+    db.pragma("busy_timeout = 5000");
+    migrate(db);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+
+  const insert = db.prepare<[string, string, number, number, string, number]>(
+    `INSERT INTO runs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (game_id) DO NOTHING`,
+  );
+  const byId = db.prepare<[string], RunRow>(`SELECT ${COLUMNS} FROM runs WHERE game_id = ?`);
+  // rowid breaks ties in insertion order.
+  const own = db.prepare<[string, number], RunRow>(
+    `SELECT ${COLUMNS} FROM runs WHERE username = ? ORDER BY finished_at DESC, rowid DESC LIMIT ?`,
+  );
+  const top = db.prepare<[number], RunRow>(
+    `SELECT ${COLUMNS} FROM runs ORDER BY score DESC, finished_at ASC, rowid ASC LIMIT ?`,
+  );
+
+  // better-sqlite3 is synchronous; the methods are async to share the interface with Postgres.
+  return {
+    async insertRun(run) {
+      const info = insert.run(run.gameId, run.username, run.score, run.ticks, run.seed.toString(), run.finishedAt);
+      return info.changes === 1;
+    },
+    async getRun(gameId) {
+      const row = byId.get(gameId);
+      return row && fromRow(row);
+    },
+    async ownRuns(username, limit) {
+      return own.all(username, limit).map(fromRow);
+    },
+    async leaderboard(limit) {
+      return top.all(limit).map(fromRow);
+    },
+    async close() {
+      if (db.open) db.close();
+    },
+  };
+}
