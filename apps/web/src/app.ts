@@ -67,6 +67,8 @@ export class App {
   private starting = false;
   private run: GameRun | undefined;
   private view: ClientView | undefined;
+  /** The view the canvas shows, while in a game. */
+  private drawnView: ClientView | undefined;
   private log = new LatencyLog();
   /** The last Register/Login round trip, added to every game's log. */
   private lastAuth: { start: number; ms: number; note: string } | undefined;
@@ -436,10 +438,21 @@ export class App {
 
   // --- drawing -------------------------------------------------------------------------------
 
+  /**
+   * In a game the picture changes only when a tick frame arrives (every 33 ms), so the canvas is
+   * redrawn only then: half the main-thread drawing of a redraw per display frame, and the page
+   * has more room to take the next network message on time. The idle scene animates every frame.
+   */
   private draw(time: number): void {
     const view = this.view;
-    const scene = (this.state === "playing" || this.state === "over") && view ? this.scenes.fromView(view) : idleScene(time);
-    drawScene(this.ctx, scene);
+    if ((this.state === "playing" || this.state === "over") && view) {
+      if (view === this.drawnView) return;
+      this.drawnView = view;
+      drawScene(this.ctx, this.scenes.fromView(view));
+    } else {
+      this.drawnView = undefined;
+      drawScene(this.ctx, idleScene(time));
+    }
   }
 }
 

@@ -27,12 +27,15 @@ export interface ReplayOptions {
   /** Folder(s) with the servers' call logs (rpc-*.ndjson), to copy each game's records. */
   readonly rpcLogs: readonly string[];
   readonly chromium: string;
+  /** Keep Chromium's task deferral after key presses (see NO_INPUT_DEFERRAL_ARG in play.ts). */
+  readonly stockScheduling: boolean;
   /** Give up on a game this long after its trace should have ended. */
   readonly slackMs: number;
 }
 
 export const USAGE = `usage: pnpm replay --url <web url> --trace <file> [--trace <file> …] --runs <n> --out <dir>
-                   [--deployment <name>] [--retries <n>] [--rpc-logs <dir>] [--chromium <path>]`;
+                   [--deployment <name>] [--retries <n>] [--rpc-logs <dir>] [--chromium <path>]
+                   [--slack-ms <ms>] [--stock-scheduling]`;
 
 export async function parseReplayArgs(argv: readonly string[], cwd: string): Promise<ReplayOptions> {
   let values;
@@ -49,6 +52,7 @@ export async function parseReplayArgs(argv: readonly string[], cwd: string): Pro
         "rpc-logs": { type: "string", multiple: true },
         chromium: { type: "string", default: process.env["FLAPLAB_CHROMIUM"] ?? "/usr/bin/chromium" },
         "slack-ms": { type: "string", default: "15000" },
+        "stock-scheduling": { type: "boolean", default: false },
       },
     }));
   } catch (err) {
@@ -83,6 +87,7 @@ export async function parseReplayArgs(argv: readonly string[], cwd: string): Pro
     retries,
     rpcLogs: (values["rpc-logs"] ?? []).map((p) => resolve(cwd, p)),
     chromium: values.chromium,
+    stockScheduling: values["stock-scheduling"],
     slackMs,
   };
 }

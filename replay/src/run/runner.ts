@@ -43,7 +43,7 @@ export interface RunSummary {
     readonly latenessMs: { readonly p50: number | null; readonly p99: number | null; readonly max: number | null };
     readonly samples: readonly DispatchSample[];
   };
-  readonly browser: { readonly name: "chromium"; readonly version: string; readonly executable: string };
+  readonly browser: { readonly name: "chromium"; readonly version: string; readonly executable: string; readonly args: readonly string[] };
   readonly rpcRecords: number | null;
   readonly startedAt: string;
   readonly durationMs: number;
@@ -182,9 +182,11 @@ async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunContext):
   let failure: RunFailure | null = null;
   let game: PageGame | undefined;
   let version = "unknown";
+  let args: readonly string[] = [];
   try {
-    browser = await launch(opts.chromium, new URL(opts.url).hostname);
+    browser = await launch(opts.chromium, { deploymentHost: new URL(opts.url).hostname, stockScheduling: opts.stockScheduling });
     version = browser.version;
+    args = browser.args;
     const page = await browser.context.newPage();
     const crashed = new Promise<RunFailure>((resolve) => {
       page.on("crash", () => resolve({ reason: "browser page crashed", stage: "play" }));
@@ -232,7 +234,7 @@ async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunContext):
     client: client ? { ...client, engine: undefined } : null,
     engine,
     dispatch: { presses: samples.length, latenessMs: { p50: pct(0.5), p99: pct(0.99), max: pct(1) }, samples },
-    browser: { name: "chromium", version, executable: opts.chromium },
+    browser: { name: "chromium", version, executable: opts.chromium, args },
     rpcRecords: null,
     startedAt: startedAt.toISOString(),
     durationMs: Date.now() - t0,

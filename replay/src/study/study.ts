@@ -9,6 +9,7 @@ export const STUDY_DEPLOYMENTS = ["monolith", "microservices", "multiaz", "multi
 export const STUDY_TRACES = ["replay/traces/6977347407732442987.csv", "replay/traces/8525333463046388971.json"] as const;
 
 export const STUDY_USAGE = `usage: pnpm study [--runs <n>] [--out <dir>] [--deployments a,b,…] [--trace <file> …] [--retries <n>]
+                  [--chromium <path>] [--stock-scheduling]
   Runs every deployment (default: ${STUDY_DEPLOYMENTS.join(", ")}) with pnpm dev, replays every trace
   (default: the easy and hard seeds in replay/traces) --runs times each in Chromium, and writes one report.`;
 
@@ -19,6 +20,8 @@ export interface StudyOptions {
   readonly retries: number;
   readonly out: string;
   readonly chromium: string;
+  /** Keep Chromium's task deferral after key presses (replay --stock-scheduling). */
+  readonly stockScheduling: boolean;
 }
 
 export function parseStudyArgs(argv: readonly string[], cwd: string, repo: string): StudyOptions {
@@ -33,6 +36,7 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
         trace: { type: "string", multiple: true },
         retries: { type: "string", default: "0" },
         chromium: { type: "string", default: process.env["FLAPLAB_CHROMIUM"] ?? "/usr/bin/chromium" },
+        "stock-scheduling": { type: "boolean", default: false },
       },
     }));
   } catch (err) {
@@ -49,6 +53,7 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
     retries,
     out: resolve(cwd, values.out),
     chromium: values.chromium,
+    stockScheduling: values["stock-scheduling"],
   };
 }
 
@@ -78,6 +83,7 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
         retries: opts.retries,
         rpcLogs: [deployment.logsDir],
         chromium: opts.chromium,
+        stockScheduling: opts.stockScheduling,
         slackMs: 15_000,
       };
       const result = await replay(replayOptions, (line) => log(`study:   ${name}: ${line}`));

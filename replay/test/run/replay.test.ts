@@ -2,6 +2,7 @@ import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseReplayArgs } from "../../src/run/options.js";
+import { NO_INPUT_DEFERRAL_ARG } from "../../src/run/play.js";
 import { replay, type RunSummary } from "../../src/run/runner.js";
 import { startDeployment, type RunningDeployment } from "../../src/study/deployment.js";
 import { REPO, topologyOnFreePorts } from "./free-topology.js";
@@ -48,6 +49,7 @@ describe("replaying the easy trace against the monolith", () => {
       expect(summary.dispatch.latenessMs.p50).not.toBeNull();
       expect(summary.latency.authMs).toBeGreaterThan(0);
       expect(summary.latency.startMs).toBeGreaterThan(0);
+      expect(summary.browser.args).toContain(NO_INPUT_DEFERRAL_ARG);
       const csv = await readFile(join(seedDir, run, "latency.csv"), "utf8");
       expect(csv.split("\n")[0]).toBe("type,direction,time,seq,tick,reflected_seq,bytes,sound,ms,note,kind");
       expect(csv.split("\n").filter((l) => l.startsWith("frame,recv,") && l.endsWith(",tick"))).toHaveLength(402);
