@@ -1,11 +1,13 @@
 // pnpm bench [--quick] [--only calls,load,engine,frames,browser]
 // Prints one Markdown table per section under a machine header line, and writes
-// bench/results/latest.json (numbers) and bench/results/latest.md (the tables).
+// bench/results/latest.json (numbers) and bench/results/latest.md (the tables). With --only, the
+// sections not run keep their previous results there (each says when it was measured).
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { describeMachine, machineLine } from "./machine.js";
+import { mergeResults, readPreviousResults, renderResults, RESULTS_FORMAT, storeSection, type StoredSection } from "./results.js";
 import { metText, type RunOptions, type SectionResult } from "./section.js";
 import { renderTable } from "./table.js";
 
@@ -20,10 +22,8 @@ const RUNNERS: Record<SectionId, () => Promise<(opts: RunOptions) => Promise<Sec
   browser: async () => (await import("./browser.js")).runBrowser,
 };
 
-export const RESULTS_FORMAT = "flaplab-bench/1";
-
 /** The Markdown of one section: its title, its table and its notes. */
-export function renderSection(s: SectionResult): string {
+export function renderSection(s: Pick<SectionResult, "title" | "table" | "notes">): string {
   return [`## ${s.title}`, "", renderTable(s.table), "", ...s.notes.map((n) => `- ${n}`)].join("\n");
 }
 
@@ -52,7 +52,7 @@ async function main(): Promise<number> {
   process.stdout.write(`${header}\n\n`);
   const workDir = await mkdtemp(join(tmpdir(), "flaplab-bench-"));
   const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
-  const sections: (SectionResult & { loadAvg1m: [number, number] })[] = [];
+  const sections: Record<string, StoredSection> = {};
   const failures: { id: string; error: string }[] = [];
   try {
     for (const id of SECTION_IDS) {
@@ -62,7 +62,8 @@ async function main(): Promise<number> {
         const run = await RUNNERS[id]();
         const loadBefore = loadavg()[0]!;
         const result = await run({ quick, workDir, log });
-        sections.push({ ...result, loadAvg1m: [Math.round(loadBefore * 100) / 100, Math.round(loadavg()[0]! * 100) / 100] });
+        const load: [number, number] = [Math.round(loadBefore * 100) / 100, Math.round(loadavg()[0]! * 100) / 100];
+        sections[id] = storeSection(result, startedAt.toISOString(), load);
         process.stdout.write(`${renderSection(result)}\n\n`);
         log(`${id} done in ${result.seconds.toFixed(1)} s`);
       } catch (err) {
@@ -76,40 +77,25 @@ async function main(): Promise<number> {
     await rm(workDir, { recursive: true, force: true });
   }
   const seconds = (performance.now() - t0) / 1000;
-  const goals = sections.flatMap((s) => s.goals);
+  const goals = Object.values(sections).flatMap((sec) => sec.goals);
   const goalTable = renderTable({
     headers: ["Section", "Goal", "Measured", "Status"],
     align: ["l", "l", "l", "l"],
     rows: goals.map((g) => [g.section, g.goal, g.measured, quick ? "not judged (quick)" : metText(g.met)]),
   });
-  const md = [
-    `# FlapLab benchmarks`,
-    "",
-    header,
-    "",
-    ...sections.map((s) => `${renderSection(s)}\n`),
-    ...failures.map((f) => `## ${f.id}: FAILED\n\n\`\`\`\n${f.error}\n\`\`\`\n`),
-    `## Goals`,
-    "",
-    goalTable,
-    "",
-    `Total time: ${seconds.toFixed(0)} s.`,
-    "",
-  ].join("\n");
   process.stdout.write(`## Goals\n\n${goalTable}\n\nTotal time: ${seconds.toFixed(0)} s.\n`);
   await mkdir(outDir, { recursive: true });
-  const json = {
-    format: RESULTS_FORMAT,
-    quick,
-    startedAt: startedAt.toISOString(),
-    seconds,
-    machine,
-    sections: Object.fromEntries(sections.map((s) => [s.id, { title: s.title, seconds: s.seconds, loadAvg1m: s.loadAvg1m, notes: s.notes, goals: s.goals, table: s.table, data: s.data }])),
-    failures,
-    goals: goals.map((g) => ({ ...g, met: quick ? null : g.met })),
-  };
-  await writeFile(join(outDir, "latest.json"), `${JSON.stringify(json, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v), 2)}\n`);
-  await writeFile(join(outDir, "latest.md"), md);
+  const partial = only.length < SECTION_IDS.length;
+  const previous = partial ? await readPreviousResults(outDir, quick) : undefined;
+  const results = mergeResults(
+    SECTION_IDS,
+    { format: RESULTS_FORMAT, quick, startedAt: startedAt.toISOString(), seconds, machine, sections, failures },
+    previous,
+  );
+  const kept = Object.keys(results.sections).filter((id) => !sections[id]);
+  await writeFile(join(outDir, "latest.json"), `${JSON.stringify(results, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v), 2)}\n`);
+  await writeFile(join(outDir, "latest.md"), renderResults(results, header, renderSection));
+  if (kept.length > 0) log(`kept the previous results of ${kept.join(", ")} (not run this time)`);
   log(`wrote ${join(outDir, "latest.json")} and latest.md in ${seconds.toFixed(0)} s`);
   return failures.length > 0 ? 1 : 0;
 }
