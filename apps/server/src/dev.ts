@@ -47,6 +47,14 @@ async function main(): Promise<number> {
   const streamHosts = topology.groups.map((g) => g.streamAddress.slice(0, g.streamAddress.lastIndexOf(":")));
   const certificate = await loadOrCreateDevCertificate(join(dataDir, "tls"), streamHosts);
   const withWeb = !values["no-web"];
+  // A second `pnpm dev` of the same topology would otherwise find the first one's servers healthy.
+  await assertPortsFree([
+    ...topology.groups.flatMap((g) => [
+      { who: g.name, address: g.address },
+      { who: `${g.name} streams`, address: g.streamAddress },
+    ]),
+    ...(withWeb ? [{ who: "web", address: topology.web.address }] : []),
+  ]);
 
   // Groups placed in real regions get the RTT of each edge put on the wire by toxiproxy.
   let emulation: Emulation | undefined;
@@ -169,6 +177,25 @@ async function freePort(reserved: Set<number>): Promise<number> {
     if (!reserved.has(port)) {
       reserved.add(port);
       return port;
+    }
+  }
+}
+
+/** Throws, naming the first address something else already listens on. */
+async function assertPortsFree(listeners: readonly { who: string; address: string }[]): Promise<void> {
+  for (const { who, address } of listeners) {
+    const i = address.lastIndexOf(":");
+    const host = address.slice(0, i).replace(/^\[|\]$/g, "");
+    const port = Number(address.slice(i + 1));
+    const s = createServer();
+    const err = await new Promise<NodeJS.ErrnoException | undefined>((r) => {
+      s.once("error", r);
+      s.listen(port, host, () => r(undefined));
+    });
+    if (!err) {
+      await new Promise((r) => s.close(r));
+    } else if (err.code === "EADDRINUSE") {
+      throw new Error(`${address} (${who}) is already in use: is another \`pnpm dev\` running? Stop it first.`);
     }
   }
 }

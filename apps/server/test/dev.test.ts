@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { rm } from "node:fs/promises";
+import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { createClient } from "@connectrpc/connect";
@@ -119,6 +120,24 @@ describe("pnpm dev", () => {
     expect(await run.exited).toBe(1);
     expect(run.lines.some((l) => /score exited/.test(l))).toBe(true);
   }, 120_000);
+
+  it("refuses to start over ports that are already taken, naming them", async () => {
+    const topo = await topologyOnFreePorts("microservices");
+    dirs.push(topo.dir);
+    const taken = createServer();
+    const address = topo.addresses["score"]!;
+    await new Promise<void>((r) => taken.listen(Number(address.split(":")[1]), "127.0.0.1", r));
+    try {
+      const child = spawn(process.execPath, ["--import", "tsx", DEV, topo.file, "--data-dir", join(topo.dir, "data"), "--no-web"], { stdio: ["ignore", "pipe", "pipe"] });
+      let err = "";
+      child.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+      const code = await new Promise((r) => child.on("exit", r));
+      expect(code).toBe(2);
+      expect(err).toContain(`${address} (score) is already in use`);
+    } finally {
+      await new Promise((r) => taken.close(r));
+    }
+  }, 30_000);
 
   it("names the known topologies for an unknown one", async () => {
     const child = spawn(process.execPath, ["--import", "tsx", DEV, "nosuch"], { stdio: ["ignore", "pipe", "pipe"] });
