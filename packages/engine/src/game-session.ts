@@ -42,6 +42,11 @@ export interface GameSessionDeps {
   readonly maxBufferedBytes?: number;
   /** Largest ClientInput accepted, bytes (default 256); larger is closed 4413. */
   readonly maxInputBytes?: number;
+  /**
+   * Inputs a session may send in a burst (default 30). Each tick gives one back, so a client may
+   * send 30 per second for as long as it likes, far beyond any player; more is closed 4420.
+   */
+  readonly maxInputBurst?: number;
   /** Pauses before each retry of RecordRun when it is Unavailable (default 100, 400, 1600 ms). */
   readonly recordRetryDelaysMs?: readonly number[];
   /** Deadline of one RecordRun attempt, ms (default 5000). */
@@ -52,6 +57,7 @@ export interface GameSessionDeps {
 
 export const DEFAULT_MAX_BUFFERED_BYTES = 16 * 1024;
 export const DEFAULT_MAX_INPUT_BYTES = 256;
+export const DEFAULT_MAX_INPUT_BURST = 30;
 export const DEFAULT_RECORD_RETRY_DELAYS_MS: readonly number[] = [100, 400, 1600];
 export const DEFAULT_RECORD_TIMEOUT_MS = 5000;
 
@@ -76,6 +82,7 @@ export function createGameSessionHandler(deps: GameSessionDeps): SessionHandler 
     logger: deps.logger ?? silent,
     maxBufferedBytes: deps.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED_BYTES,
     maxInputBytes: deps.maxInputBytes ?? DEFAULT_MAX_INPUT_BYTES,
+    maxInputBurst: deps.maxInputBurst ?? DEFAULT_MAX_INPUT_BURST,
     retryDelaysMs: deps.recordRetryDelaysMs ?? DEFAULT_RECORD_RETRY_DELAYS_MS,
     recordTimeoutMs: deps.recordTimeoutMs ?? DEFAULT_RECORD_TIMEOUT_MS,
     sleep: deps.sleep ?? realSleep,
@@ -106,6 +113,7 @@ interface StreamConfig {
   readonly logger: EngineLogger;
   readonly maxBufferedBytes: number;
   readonly maxInputBytes: number;
+  readonly maxInputBurst: number;
   readonly retryDelaysMs: readonly number[];
   readonly recordTimeoutMs: number;
   readonly sleep: (ms: number) => Promise<void>;
@@ -117,6 +125,8 @@ class GameStream {
   private readonly principal: Principal;
   private task: ScheduledTask | undefined;
   private lastSeq: number;
+  /** Inputs this session may still send before the next tick gives one back. */
+  private inputCredit: number;
   /** The game-over tick has run. */
   private over = false;
   /** The session is closed (by either side). */
@@ -149,6 +159,7 @@ class GameStream {
       expiresAt: game.owner.expiresAt ?? session.principal.expiresAt,
     };
     this.lastSeq = game.lastInputSeq;
+    this.inputCredit = config.maxInputBurst;
   }
 
   start(): void {
@@ -201,6 +212,10 @@ class GameStream {
       this.close(CloseCode.GameOver, "input after game over");
       return;
     }
+    if (--this.inputCredit < 0) {
+      this.close(CloseCode.TooManyInputs, `too many inputs: more than ${this.config.maxInputBurst} at once or one per tick`);
+      return;
+    }
     if (input.seq <= this.lastSeq) {
       this.close(CloseCode.Malformed, `input seq ${input.seq} is not after ${this.lastSeq}: seq must strictly increase`);
       return;
@@ -237,6 +252,7 @@ class GameStream {
         this.close(CloseCode.TooSlow, "client too slow");
         return false;
       }
+      this.inputCredit = Math.min(this.config.maxInputBurst, this.inputCredit + 1 + info.skipped);
       const events = this.config.games.tick(this.gameId);
       if (!events || this.config.games.get(this.gameId) !== this.game) {
         this.close(CloseCode.Internal, `game ${this.gameId} is no longer in the engine`);

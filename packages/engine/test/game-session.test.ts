@@ -443,6 +443,32 @@ describe("game stream: play", () => {
     );
   });
 
+  it("closes a flood of inputs 4420, lets a steady fast player through, and keeps other games going", async () => {
+    const s = setup({ maxInputBurst: 5 });
+    s.addGame("flood");
+    s.addGame("steady");
+    const flood = s.connect("flood");
+    const steady = s.connect("steady");
+    await start(flood);
+    await start(steady);
+    await tick(s);
+    // One input per tick, for 40 ticks: never more than a tick gives back.
+    for (let i = 0; i < 40; i++) {
+      input(steady, i + 2);
+      await tick(s);
+    }
+    expect(steady.isClosed).toBe(false);
+    expect(acks(steady)).toHaveLength(40);
+    // The start input used one credit; a tick gave it back; five more go through, the sixth closes.
+    for (let seq = 2; seq <= 8; seq++) input(flood, seq);
+    await flush();
+    expect(flood.end).toMatchObject({ code: CloseCode.TooManyInputs, reason: "too many inputs: more than 5 at once or one per tick" });
+    expect(acks(flood)).toHaveLength(5);
+    expect(s.games.has("flood")).toBe(false);
+    await tick(s);
+    expect(frames(steady).at(-1)?.tick).toBe(42);
+  });
+
   it("closes a slow client 4429 without holding up another game", async () => {
     const s = setup({ maxBufferedBytes: 1000 });
     s.addGame("slow");

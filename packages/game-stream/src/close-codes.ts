@@ -19,6 +19,8 @@ export const CloseCode = {
   GameOver: 4410,
   /** A message larger than the stream allows. */
   TooLarge: 4413,
+  /** More inputs than a player can press: the flood limit ran out. */
+  TooManyInputs: 4420,
   /** The client did not read its frames fast enough. */
   TooSlow: 4429,
   /** The server failed or is shutting down. */
