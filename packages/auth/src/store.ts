@@ -1,6 +1,5 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { openDurableSqlite } from "@flaplab/sqlite";
 
 export interface UserRecord {
   /** The name as registered; lookups ignore ASCII case. */
@@ -19,7 +18,6 @@ export interface UserStore {
 }
 
 export const USER_DB_FILE = "auth.sqlite";
-const SCHEMA_VERSION = 1;
 
 interface UserRow {
   username: string;
@@ -27,41 +25,21 @@ interface UserRow {
   created_at: number;
 }
 
-function migrate(db: Database.Database): void {
-  const version = db.pragma("user_version", { simple: true }) as number;
-  if (version > SCHEMA_VERSION) {
-    throw new Error(`${USER_DB_FILE} has schema version ${version}, newer than this code (${SCHEMA_VERSION})`);
-  }
-  if (version < 1) {
-    db.transaction(() => {
-      db.exec(`
-        CREATE TABLE users (
-          username      TEXT    NOT NULL PRIMARY KEY COLLATE NOCASE,
-          password_hash TEXT    NOT NULL,
-          created_at    INTEGER NOT NULL
-        );
-      `);
-      db.pragma(`user_version = ${SCHEMA_VERSION}`);
-    }).immediate();
-  }
-}
+// Each entry moves the schema from version i to i + 1.
+const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE users (
+     username      TEXT    NOT NULL PRIMARY KEY COLLATE NOCASE,
+     password_hash TEXT    NOT NULL,
+     created_at    INTEGER NOT NULL
+   );`,
+];
 
 /**
  * Accounts in `<dataDir>/auth.sqlite` (WAL, synchronous=FULL: a registration that was
  * acknowledged survives a crash or power loss).
  */
 export function openUserStore(dataDir: string): UserStore {
-  mkdirSync(dataDir, { recursive: true });
-  const db = new Database(join(dataDir, USER_DB_FILE));
-  try {
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = FULL");
-    db.pragma("busy_timeout = 5000");
-    migrate(db);
-  } catch (err) {
-    db.close();
-    throw err;
-  }
+  const db = openDurableSqlite({ file: join(dataDir, USER_DB_FILE), migrations: MIGRATIONS, name: USER_DB_FILE });
   const insert = db.prepare<[string, string, number]>(
     "INSERT INTO users (username, password_hash, created_at) VALUES (?, ?, ?) ON CONFLICT (username) DO NOTHING",
   );

@@ -1,6 +1,5 @@
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { openDurableSqlite } from "@flaplab/sqlite";
 import type { ScoreStore, StoredRun } from "./store.js";
 
 export const SCORE_DB_FILE = "score.sqlite";
@@ -42,33 +41,12 @@ const MIGRATIONS: readonly string[] = [
    CREATE INDEX runs_by_user ON runs (username, finished_at);`,
 ];
 
-function migrate(db: Database.Database): void {
-  db.transaction(() => {
-    const version = db.pragma("user_version", { simple: true }) as number;
-    if (version > MIGRATIONS.length) {
-      throw new Error(`${SCORE_DB_FILE} has schema version ${version}, newer than this code (${MIGRATIONS.length})`);
-    }
-    for (let v = version; v < MIGRATIONS.length; v++) db.exec(MIGRATIONS[v]!);
-    if (version !== MIGRATIONS.length) db.pragma(`user_version = ${MIGRATIONS.length}`);
-  }).immediate();
-}
-
 /**
  * Runs in `<dataDir>/score.sqlite`. WAL with synchronous=FULL: once `insertRun` resolves, the run
  * is on disk and survives a process crash or power loss. The schema version is `PRAGMA user_version`.
  */
 export function openSqliteScoreStore(dataDir: string): ScoreStore {
-  mkdirSync(dataDir, { recursive: true });
-  const db = new Database(join(dataDir, SCORE_DB_FILE));
-  try {
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = FULL");
-    db.pragma("busy_timeout = 5000");
-    migrate(db);
-  } catch (err) {
-    db.close();
-    throw err;
-  }
+  const db = openDurableSqlite({ file: join(dataDir, SCORE_DB_FILE), migrations: MIGRATIONS, name: SCORE_DB_FILE });
 
   const insert = db.prepare<[string, string, number, number, string, number]>(
     `INSERT INTO runs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (game_id) DO NOTHING`,

@@ -1,0 +1,2 @@
+export { openDurableSqlite } from "./open.js";
+export type { DurableSqliteOptions } from "./open.js";
