@@ -1,14 +1,13 @@
 // Section 5: input-to-effect and input-to-audio in headless Chromium against the monolith on
 // loopback, with the replay runner (the easy trace, N runs) and the report's metric definitions.
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { flapLabMetrics, LatencyHistogram, parseLatencyCsv, type MetricId, type Stats } from "@flaplab/replay/report";
 import { parseReplayArgs } from "../../replay/src/run/options.js";
 import { replay } from "../../replay/src/run/runner.js";
-import { benchDir, repoDir } from "./child.js";
+import { startDeployment } from "../../replay/src/study/deployment.js";
+import { repoDir } from "./child.js";
 import { EASY_TRACE } from "./frames.js";
 import type { GoalResult, RunOptions, SectionResult } from "./section.js";
 import { count, sig } from "./table.js";
@@ -44,50 +43,12 @@ export async function startMonolith(dir: string, log: (l: string) => void): Prom
   };
   topology.groups.monolith.address = `127.0.0.1:${await freePort()}`;
   topology.groups.monolith.streamAddress = `127.0.0.1:${await freePort()}`;
-  const web = `127.0.0.1:${await freePort()}`;
-  topology.web = { address: web };
+  topology.web = { address: `127.0.0.1:${await freePort()}` };
   const file = join(dir, "monolith.json");
   await writeFile(file, JSON.stringify(topology));
-  const dev: ChildProcess = spawn(process.execPath, ["--import", "tsx", join(repo, "apps/server/src/dev.ts"), file, "--data-dir", join(dir, "data")], {
-    cwd: benchDir(),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const exited = new Promise<void>((r) => dev.once("exit", () => r()));
-  const lines: string[] = [];
-  try {
-    await new Promise<void>((ok, fail) => {
-      const timer = setTimeout(() => fail(new Error(`the monolith was not up within 90 s:\n${lines.slice(-20).join("\n")}`)), 90_000);
-      for (const s of [dev.stdout!, dev.stderr!]) {
-        createInterface({ input: s }).on("line", (l) => {
-          lines.push(l);
-          if (lines.length > 200) lines.shift();
-          if (/\[dev\] .* is up/.test(l)) {
-            clearTimeout(timer);
-            ok();
-          }
-        });
-      }
-      dev.once("exit", (code) => {
-        clearTimeout(timer);
-        fail(new Error(`dev exited ${code}: ${lines.slice(-20).join("\n")}`));
-      });
-    });
-  } catch (err) {
-    dev.kill("SIGKILL");
-    throw err;
-  }
-  log(`  browser: monolith up, web at http://${web}/`);
-  return {
-    webUrl: `http://${web}/`,
-    async stop() {
-      if (dev.exitCode !== null) return;
-      dev.kill("SIGINT");
-      const timeout = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
-      await Promise.race([exited, timeout(8000)]);
-      if (dev.exitCode === null && dev.signalCode === null) dev.kill("SIGKILL");
-      await Promise.race([exited, timeout(2000)]);
-    },
-  };
+  const deployment = await startDeployment(file, join(dir, "data"));
+  log(`  browser: monolith up, web at ${deployment.webUrl}`);
+  return { webUrl: deployment.webUrl, stop: () => deployment.stop() };
 }
 
 export interface BrowserMetric {

@@ -27,6 +27,7 @@ async function main(): Promise<number> {
     options: {
       "data-dir": { type: "string", default: process.env["FLAPLAB_DATA_DIR"] },
       "no-web": { type: "boolean", default: false },
+      "web-build": { type: "boolean", default: false },
       "no-emulate": { type: "boolean", default: false },
       rtt: { type: "string" },
     },
@@ -34,7 +35,7 @@ async function main(): Promise<number> {
   const which = positionals[0];
   if (!which) {
     const known = (await readdir(TOPOLOGIES_DIR)).filter((f) => f.endsWith(".json")).map((f) => f.slice(0, -5));
-    process.stderr.write(`usage: pnpm dev <topology> [--data-dir <dir>] [--no-web] [--no-emulate] [--rtt <file>]\ntopologies: ${known.join(", ")}\n`);
+    process.stderr.write(`usage: pnpm dev <topology> [--data-dir <dir>] [--no-web] [--web-build] [--no-emulate] [--rtt <file>]\ntopologies: ${known.join(", ")}\n`);
     return 2;
   }
   const topology = await loadTopology(
@@ -117,7 +118,13 @@ async function main(): Promise<number> {
     const port = topology.web.address.slice(topology.web.address.lastIndexOf(":") + 1);
     commands.push({
       name: "web",
-      args: ["--import", "tsx", WEB_SERVE, "--port", port, "--config-json", JSON.stringify(webConfig(topology, emulation))],
+      args: [
+        "--import", "tsx", WEB_SERVE,
+        "--port", port,
+        "--config-json", JSON.stringify(webConfig(topology, emulation)),
+        // A production build: no reloads when sources change during a long measurement.
+        ...(values["web-build"] ? ["--build"] : []),
+      ],
     });
   }
   for (const { name, args } of commands) {

@@ -13,7 +13,11 @@ export interface RunningDeployment {
   stop(): Promise<void>;
 }
 
-/** Starts `pnpm dev <topology>` (with latency emulation where the topology places groups in regions). */
+/**
+ * Starts `pnpm dev <topology> --web-build` (with latency emulation where the topology places groups
+ * in regions). The web client is a production build, so editing sources while a study runs
+ * neither reloads the page mid-game nor changes what is measured.
+ */
 export async function startDeployment(topology: string, dataDir: string, onLine?: (line: string) => void): Promise<RunningDeployment> {
   const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", DEV, topology, "--data-dir", dataDir], {
     stdio: ["ignore", "pipe", "pipe"],
