@@ -46,6 +46,14 @@ export function rpcLabel(src: string, dst: string, verb: string): string {
   return `${src} → ${dst} ${verb}`;
 }
 
+/** The study's deployments, nearest first: listed in this order, before any other (by name). */
+export const DEPLOYMENT_ORDER: readonly string[] = ["monolith", "microservices", "multiaz", "multiregion"];
+
+function deploymentRank(name: string): number {
+  const i = DEPLOYMENT_ORDER.indexOf(name);
+  return i < 0 ? DEPLOYMENT_ORDER.length : i;
+}
+
 /**
  * Groups runs by deployment × seed and pools them: per metric, one HdrHistogram per group that
  * holds every sample of every pooled run (per-run histograms added together).
@@ -59,7 +67,7 @@ export function buildReport(runs: readonly RunData[], problems: readonly Problem
     byKey.set(key, list);
   }
   const groups = [...byKey.values()].map((list) => buildGroup(list));
-  groups.sort((a, b) => a.seed.localeCompare(b.seed) || a.deployment.localeCompare(b.deployment));
+  groups.sort((a, b) => a.seed.localeCompare(b.seed) || deploymentRank(a.deployment) - deploymentRank(b.deployment) || a.deployment.localeCompare(b.deployment));
   return { generatedAt: now.toISOString(), inputs: [...inputs], groups, problems: [...problems] };
 }
 

@@ -1,11 +1,13 @@
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { DEPLOYMENT_ORDER } from "../report/aggregate.js";
 import { generateReport } from "../report/index.js";
 import { loadTrace, ReplayUsageError, type ReplayOptions } from "../run/options.js";
 import { replay } from "../run/runner.js";
 import { startDeployment } from "./deployment.js";
 
-export const STUDY_DEPLOYMENTS = ["monolith", "microservices", "multiaz", "multiregion"] as const;
+/** The four deployments of the study, nearest first (the report lists them in this order). */
+export const STUDY_DEPLOYMENTS = DEPLOYMENT_ORDER;
 export const STUDY_TRACES = ["replay/traces/6977347407732442987.csv", "replay/traces/8525333463046388971.json"] as const;
 
 export const STUDY_USAGE = `usage: pnpm study [--runs <n>] [--out <dir>] [--deployments a,b,…] [--trace <file> …] [--retries <n>]

@@ -79,8 +79,8 @@ describe("report.html in Chromium", () => {
       expect(t.rows.map((r) => r[0])).toEqual(["frame inter-arrival", "input-to-effect", "input-to-next-frame", "input-to-audio", "auth latency", "start-game latency"]);
     }
     const comparison = byKind("comparison")[0]!;
-    expect(comparison.rows.map((r) => r[0])).toEqual(["flappygo:monolith_single_instance", "microservices", "monolith"]);
-    expect(comparison.rows[0]![6]).toBe("n/a");
+    expect(comparison.rows.map((r) => r[0])).toEqual(["monolith", "microservices", "flappygo:monolith_single_instance"]);
+    expect(comparison.rows[2]![6]).toBe("n/a");
     expect(byKind("failures")[0]!.rows).toEqual([["run-003", "failed", "play", "browser crashed: target closed"]]);
 
     // Plots: Plot's chart SVGs, each with drawn marks and a real size on the page.

@@ -139,6 +139,19 @@ describe("metrics of a hand-made run", () => {
   });
 });
 
+describe("group order", () => {
+  it("lists the study's deployments nearest first, then any other by name, within each seed", async () => {
+    const root = await tempDir();
+    const out = await tempDir();
+    for (const deployment of ["zeta", "multiregion", "alpha", "microservices", "multiaz", "monolith"]) {
+      await writeRun(root, { deployment, seed: "1", run: 1, rows: [...rttRows(), ...tickFrames(100, [10, 10])] });
+    }
+    await generateReport({ inputs: [root], outDir: out });
+    const groups = (await readJson(out)).groups as { deployment: string }[];
+    expect(groups.map((g) => g.deployment)).toEqual(["monolith", "microservices", "multiaz", "multiregion", "alpha", "zeta"]);
+  });
+});
+
 describe("pooling runs", () => {
   it("takes the median of the pooled samples, not the mean of per-run medians", async () => {
     const root = await tempDir();
