@@ -16,6 +16,7 @@ const MAIN = resolve(import.meta.dirname, "main.ts");
 const WEB_SERVE = resolve(import.meta.dirname, "../../web/scripts/serve.ts");
 const READY_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
+const PARENT_CHECK_MS = 1_000;
 
 function say(line: string): void {
   process.stdout.write(`[dev] ${line}\n`);
@@ -143,6 +144,13 @@ async function main(): Promise<number> {
   }
   process.on("SIGINT", () => stopAll("interrupted", 0));
   process.on("SIGTERM", () => stopAll("terminated", 0));
+  // Whoever started us (a shell, pnpm, a test) went away without a signal to us: stop, rather than
+  // leave servers holding the topology's ports with nobody to stop them.
+  const parent = process.ppid;
+  const watchParent = setInterval(() => {
+    if (process.ppid !== parent) stopAll("the parent process exited", 1);
+  }, PARENT_CHECK_MS);
+  watchParent.unref();
 
   const urls = topology.groups.map((g) => `http://${g.address}/healthz`);
   if (withWeb) urls.push(topology.web.publicUrl);

@@ -121,6 +121,35 @@ describe("pnpm dev", () => {
     expect(run.lines.some((l) => /score exited/.test(l))).toBe(true);
   }, 120_000);
 
+  it("stops every process when whoever started it dies without a signal to it", async () => {
+    const topo = await topologyOnFreePorts("monolith");
+    dirs.push(topo.dir);
+    // A parent that starts `pnpm dev` and is then SIGKILLed, as a crashed wrapper would be.
+    const script = `const { spawn } = require("node:child_process");
+      const c = spawn(process.execPath, ["--import", "tsx", ${JSON.stringify(DEV)}, ${JSON.stringify(topo.file)}, "--data-dir", ${JSON.stringify(join(topo.dir, "data"))}, "--no-web"], { stdio: ["ignore", "inherit", "inherit"] });
+      setInterval(() => {}, 1000);`;
+    const wrapper = spawn(process.execPath, ["-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+    const lines: string[] = [];
+    const up = new Promise<void>((ok) => {
+      for (const s of [wrapper.stdout!, wrapper.stderr!]) {
+        createInterface({ input: s }).on("line", (line) => {
+          lines.push(line);
+          if (/\[dev\] .* is up/.test(line)) ok();
+        });
+      }
+    });
+    await up;
+    const health = `http://${topo.addresses["monolith"]}/healthz`;
+    expect((await fetch(health)).ok).toBe(true);
+    wrapper.kill("SIGKILL");
+    let stopped = false;
+    for (let i = 0; i < 150 && !stopped; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      stopped = await fetch(health).then(() => false, () => true);
+    }
+    expect(stopped, lines.join("\n")).toBe(true);
+  }, 60_000);
+
   it("refuses to start over ports that are already taken, naming them", async () => {
     const topo = await topologyOnFreePorts("microservices");
     dirs.push(topo.dir);
