@@ -4,6 +4,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir="$(mktemp -d)"
 trap 'rm -rf "$dir"' EXIT
-node --cpu-prof --cpu-prof-dir="$dir" --import tsx src/profile-direct.ts "${1:-300000}"
+node --import tsx src/profile-direct.ts "${1:-300000}" "$dir/direct.cpuprofile"
 echo
-npx tsx src/profile-summary.ts "$(ls -S "$dir"/*.cpuprofile | head -1)" --top "${2:-30}"
+npx tsx src/profile-summary.ts "$dir/direct.cpuprofile" --top "${2:-30}"

@@ -1,7 +1,8 @@
 // Where a direct-mode call's time goes. Prints a cost breakdown of the pieces the runtime's direct
-// path runs per call (each timed alone), then runs the call in a loop for a CPU profile:
-//   node --cpu-prof --cpu-prof-dir=<dir> --import tsx src/profile-direct.ts [calls]
-//   tsx src/profile-summary.ts <dir>/<file>.cpuprofile
+// path runs per call (each timed alone), then runs the call in a loop under a CPU profile (of the
+// loop alone, written to the file given):
+//   tsx src/profile-direct.ts [calls] [file.cpuprofile]
+//   tsx src/profile-summary.ts <file.cpuprofile>
 // (`pnpm --filter @flaplab/bench run profile:direct` does both.)
 import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -14,6 +15,7 @@ import { GenerateWorldRequestSchema, GenerateWorldResponseSchema } from "@flapla
 import { parseBearer } from "@flaplab/identity";
 import { createRuntime } from "@flaplab/runtime";
 import { worldgenComponent } from "@flaplab/worldgen";
+import { startProfile, stopProfile } from "./inspector-profile.js";
 import { benchKeys, benchRequest, inProcessTopology, stubWorldGen } from "./rpc-fixture.js";
 
 /** ns per call of `fn`, the median of 7 batches of `n` calls (async when it returns a promise). */
@@ -32,6 +34,7 @@ async function nsPer(n: number, fn: () => unknown): Promise<number> {
 
 async function main(): Promise<void> {
   const calls = Number(process.argv[2] ?? 300_000);
+  const profileFile = process.argv[3];
   const dir = await mkdtemp(join(tmpdir(), "flaplab-profile-"));
   const keys = await benchKeys(dir);
   const token = (await keys.signer.sign("bench")).token;
@@ -53,7 +56,7 @@ async function main(): Promise<void> {
     ["verifier.verify (cached token)", await nsPer(n, () => keys.verifier.verify(token))],
     ["parseBearer (regex)", await nsPer(n, () => parseBearer(headers.authorization))],
     ["new Headers(init) ×1", await nsPer(n, () => new Headers(headers))],
-    ["createHandlerContext", await nsPer(n, () => createHandlerContext({ service: method.parent, method, protocolName: "direct", requestMethod: "POST", url: "direct:/x", requestHeader: new Headers() }))],
+    ["Connect's createHandlerContext + abort() (not used by the direct path)", await nsPer(n, () => createHandlerContext({ service: method.parent, method, protocolName: "direct", requestMethod: "POST", url: "direct:/x", requestHeader: new Headers() }).abort())],
     ["create(request schema, message) (already a message)", await nsPer(n, () => create(GenerateWorldRequestSchema, request))],
     ["create(response schema, message)", await nsPer(n, () => create(GenerateWorldResponseSchema, response as never))],
     ["runInCall (AsyncLocalStorage.run) + async fn", await nsPer(n, () => runInCall({ component: "worldgen", verb: "GenerateWorld" }, async () => 1))],
@@ -65,9 +68,12 @@ async function main(): Promise<void> {
   for (const [name, ns] of rows) process.stdout.write(`${ns.toFixed(0).padStart(8)} ns  ${name}\n`);
 
   // The loop the CPU profile covers.
+  if (profileFile) await startProfile(1000);
   const t = performance.now();
   for (let i = 0; i < calls; i++) await client.generateWorld(request, { headers });
-  process.stdout.write(`\nprofiled loop: ${calls} direct calls, ${(((performance.now() - t) * 1e6) / calls / 1000).toFixed(2)} µs each\n`);
+  const usPerCall = ((performance.now() - t) * 1e3) / calls;
+  if (profileFile) await stopProfile(profileFile);
+  process.stdout.write(`\nprofiled loop: ${calls} direct calls, ${usPerCall.toFixed(2)} µs each\n`);
   runtime.close();
   await rm(dir, { recursive: true, force: true });
 }

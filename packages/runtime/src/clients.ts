@@ -3,7 +3,7 @@ import { create, type DescMessage, type DescMethodUnary, type DescService, type 
 import {
   Code,
   ConnectError,
-  createHandlerContext,
+  createContextValues,
   createRouterTransport,
   type ContextValues,
   type HandlerContext,
@@ -91,6 +91,88 @@ function observingInterceptor(site: CallSite): Interceptor {
 type UnaryHandler = (req: unknown, ctx: HandlerContext) => Promise<unknown> | unknown;
 
 /**
+ * The handler context of a direct call, with the behaviour of Connect's `createHandlerContext`
+ * but not its cost: that one links two AbortControllers and copies the request headers on every
+ * call, and aborting it at the end builds a DOMException, most of a direct call's time. Here the
+ * signal exists once a handler reads `ctx.signal`; it then aborts when the caller's signal does,
+ * at the deadline (with DeadlineExceeded) and when the call is over, as Connect's does. A class
+ * rather than closures, so that a call creates no functions: under tsx (esbuild's `keepNames`)
+ * each named function created costs ≈ 0.3 µs.
+ */
+class DirectContext implements HandlerContext {
+  readonly protocolName = "direct";
+  readonly requestMethod = "POST";
+  readonly service: DescService;
+  readonly values: ContextValues;
+  readonly timeoutMs: () => number | undefined = noTimeout;
+  readonly responseHeader = new Headers();
+  readonly responseTrailer = new Headers();
+  private readonly deadline: number | undefined;
+  private controller: AbortController | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private ended: { reason: unknown } | undefined;
+  private onCallerAbort: (() => void) | undefined;
+
+  constructor(
+    readonly method: DescMethodUnary,
+    readonly requestHeader: Headers,
+    private readonly callerSignal: AbortSignal | undefined,
+    timeoutMs: number | undefined,
+    contextValues: ContextValues | undefined,
+  ) {
+    this.service = method.parent;
+    this.values = contextValues ?? createContextValues();
+    if (timeoutMs !== undefined) {
+      const deadline = Date.now() + timeoutMs;
+      this.deadline = deadline;
+      this.timeoutMs = () => deadline - Date.now();
+    }
+  }
+
+  get url(): string {
+    return `direct:/${this.service.typeName}/${this.method.name}`;
+  }
+
+  get signal(): AbortSignal {
+    if (this.controller) return this.controller.signal;
+    this.controller = new AbortController();
+    const { callerSignal, deadline, ended } = this;
+    if (ended) this.stop(ended.reason);
+    else if (callerSignal?.aborted) this.stop(callerSignal.reason);
+    else if (deadline !== undefined && deadline <= Date.now()) this.stop(deadlineExceeded());
+    else {
+      if (callerSignal) {
+        this.onCallerAbort = () => this.stop(callerSignal.reason);
+        callerSignal.addEventListener("abort", this.onCallerAbort);
+      }
+      if (deadline !== undefined) this.timer = setTimeout(() => this.stop(deadlineExceeded()), deadline - Date.now());
+    }
+    return this.controller.signal;
+  }
+
+  /** Ends the call: aborts the signal if a handler has it, with `reason`. */
+  abort(reason?: unknown): void {
+    if (this.ended) return;
+    this.ended = { reason };
+    this.stop(reason);
+  }
+
+  private stop(reason: unknown): void {
+    clearTimeout(this.timer);
+    if (this.onCallerAbort) this.callerSignal?.removeEventListener("abort", this.onCallerAbort);
+    if (this.controller && !this.controller.signal.aborted) this.controller.abort(reason);
+  }
+}
+
+function noTimeout(): undefined {
+  return undefined;
+}
+
+function deadlineExceeded(): ConnectError {
+  return new ConnectError("the operation timed out", Code.DeadlineExceeded);
+}
+
+/**
  * Direct mode: the callee's handler is called with the request object itself. No serialization,
  * but the same token check (the handler is the guarded one) and the same call record.
  */
@@ -109,17 +191,7 @@ export function directTransport(site: CallSite, resolveImpl: () => ServiceImpl<D
       return observe(site, method.name, requestHeader, message, async () => {
         const handler = (resolveImpl() as unknown as Record<string, UnaryHandler>)[method.localName];
         if (!handler) throw new ConnectError(`${method.name} is not implemented`, Code.Unimplemented);
-        const ctx = createHandlerContext({
-          service: method.parent,
-          method,
-          protocolName: "direct",
-          requestMethod: "POST",
-          url: `direct:/${method.parent.typeName}/${method.name}`,
-          timeoutMs,
-          requestSignal: signal,
-          requestHeader,
-          contextValues,
-        });
+        const ctx = new DirectContext(method, requestHeader, signal, timeoutMs, contextValues);
         try {
           const output = await handler(message, ctx);
           return {
