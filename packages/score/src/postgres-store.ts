@@ -1,7 +1,7 @@
 import pg from "pg";
 import { describeDatabase, postgresPoolConfig, type PostgresPoolOptions } from "./postgres-connection.js";
 import { migrate } from "./postgres-schema.js";
-import { StoreUnavailableError, type ScoreStore, type StoredRun } from "./store.js";
+import { RUN_COLUMNS, runFromRow, StoreUnavailableError, type RunRow, type ScoreStore } from "./store.js";
 
 export interface PostgresScoreStoreOptions extends PostgresPoolOptions {
   /**
@@ -11,43 +11,20 @@ export interface PostgresScoreStoreOptions extends PostgresPoolOptions {
   readonly onConnectionError?: (err: Error) => void;
 }
 
-interface RunRow {
-  game_id: string;
-  username: string;
-  score: number;
-  ticks: number;
-  /** BIGINT columns arrive as decimal strings. */
-  seed: string;
-  finished_at: string;
-}
-
-const COLUMNS = "game_id, username, score, ticks, seed, finished_at";
-
 // Named: each pooled connection prepares them once.
 const INSERT = {
   name: "score-insert-run",
-  text: `INSERT INTO runs (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (game_id) DO NOTHING`,
+  text: `INSERT INTO runs (${RUN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (game_id) DO NOTHING`,
 };
-const BY_ID = { name: "score-run-by-id", text: `SELECT ${COLUMNS} FROM runs WHERE game_id = $1` };
+const BY_ID = { name: "score-run-by-id", text: `SELECT ${RUN_COLUMNS} FROM runs WHERE game_id = $1` };
 const OWN = {
   name: "score-own-runs",
-  text: `SELECT ${COLUMNS} FROM runs WHERE username = $1 ORDER BY finished_at DESC, seq DESC LIMIT $2`,
+  text: `SELECT ${RUN_COLUMNS} FROM runs WHERE username = $1 ORDER BY finished_at DESC, seq DESC LIMIT $2`,
 };
 const TOP = {
   name: "score-leaderboard",
-  text: `SELECT ${COLUMNS} FROM runs ORDER BY score DESC, finished_at ASC, seq ASC LIMIT $1`,
+  text: `SELECT ${RUN_COLUMNS} FROM runs ORDER BY score DESC, finished_at ASC, seq ASC LIMIT $1`,
 };
-
-function fromRow(row: RunRow): StoredRun {
-  return {
-    gameId: row.game_id,
-    username: row.username,
-    score: row.score,
-    ticks: row.ticks,
-    seed: BigInt(row.seed),
-    finishedAt: Number(row.finished_at),
-  };
-}
 
 /**
  * SQLSTATEs of a server that is going away or cannot take the connection: class 08 (connection
@@ -127,13 +104,13 @@ export async function openPostgresScoreStore(
     },
     async getRun(gameId) {
       const [row] = (await query(BY_ID, [gameId])).rows;
-      return row && fromRow(row);
+      return row && runFromRow(row);
     },
     async ownRuns(username, limit) {
-      return (await query(OWN, [username, limit])).rows.map(fromRow);
+      return (await query(OWN, [username, limit])).rows.map(runFromRow);
     },
     async leaderboard(limit) {
-      return (await query(TOP, [limit])).rows.map(fromRow);
+      return (await query(TOP, [limit])).rows.map(runFromRow);
     },
     close() {
       closing ??= pool.end();

@@ -1,30 +1,8 @@
 import { join } from "node:path";
 import { openDurableSqlite } from "@flaplab/sqlite";
-import type { ScoreStore, StoredRun } from "./store.js";
+import { RUN_COLUMNS, runFromRow, type RunRow, type ScoreStore } from "./store.js";
 
 export const SCORE_DB_FILE = "score.sqlite";
-
-interface RunRow {
-  game_id: string;
-  username: string;
-  score: number;
-  ticks: number;
-  seed: string;
-  finished_at: number;
-}
-
-const COLUMNS = "game_id, username, score, ticks, seed, finished_at";
-
-function fromRow(row: RunRow): StoredRun {
-  return {
-    gameId: row.game_id,
-    username: row.username,
-    score: row.score,
-    ticks: row.ticks,
-    seed: BigInt(row.seed),
-    finishedAt: row.finished_at,
-  };
-}
 
 // Each entry moves the schema from version i to i + 1. The two indexes serve both ORDER BYs
 // below without sorting (runs_by_user is scanned backwards for newest first).
@@ -49,15 +27,15 @@ export function openSqliteScoreStore(dataDir: string): ScoreStore {
   const db = openDurableSqlite({ file: join(dataDir, SCORE_DB_FILE), migrations: MIGRATIONS, name: SCORE_DB_FILE });
 
   const insert = db.prepare<[string, string, number, number, string, number]>(
-    `INSERT INTO runs (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (game_id) DO NOTHING`,
+    `INSERT INTO runs (${RUN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (game_id) DO NOTHING`,
   );
-  const byId = db.prepare<[string], RunRow>(`SELECT ${COLUMNS} FROM runs WHERE game_id = ?`);
+  const byId = db.prepare<[string], RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE game_id = ?`);
   // rowid breaks ties in insertion order.
   const own = db.prepare<[string, number], RunRow>(
-    `SELECT ${COLUMNS} FROM runs WHERE username = ? ORDER BY finished_at DESC, rowid DESC LIMIT ?`,
+    `SELECT ${RUN_COLUMNS} FROM runs WHERE username = ? ORDER BY finished_at DESC, rowid DESC LIMIT ?`,
   );
   const top = db.prepare<[number], RunRow>(
-    `SELECT ${COLUMNS} FROM runs ORDER BY score DESC, finished_at ASC, rowid ASC LIMIT ?`,
+    `SELECT ${RUN_COLUMNS} FROM runs ORDER BY score DESC, finished_at ASC, rowid ASC LIMIT ?`,
   );
 
   // better-sqlite3 is synchronous; the methods are async to share the interface with Postgres.
@@ -68,13 +46,13 @@ export function openSqliteScoreStore(dataDir: string): ScoreStore {
     },
     async getRun(gameId) {
       const row = byId.get(gameId);
-      return row && fromRow(row);
+      return row && runFromRow(row);
     },
     async ownRuns(username, limit) {
-      return own.all(username, limit).map(fromRow);
+      return own.all(username, limit).map(runFromRow);
     },
     async leaderboard(limit) {
-      return top.all(limit).map(fromRow);
+      return top.all(limit).map(runFromRow);
     },
     async close() {
       if (db.open) db.close();

@@ -10,6 +10,30 @@ export interface StoredRun {
   readonly finishedAt: number;
 }
 
+/** A `runs` row as both databases return it (SQLite: seed TEXT; Postgres: BIGINTs as strings). */
+export interface RunRow {
+  game_id: string;
+  username: string;
+  score: number;
+  ticks: number;
+  seed: string;
+  finished_at: number | string;
+}
+
+/** The `runs` columns every query reads, in `RunRow` order. */
+export const RUN_COLUMNS = "game_id, username, score, ticks, seed, finished_at";
+
+export function runFromRow(row: RunRow): StoredRun {
+  return {
+    gameId: row.game_id,
+    username: row.username,
+    score: row.score,
+    ticks: row.ticks,
+    seed: BigInt(row.seed),
+    finishedAt: Number(row.finished_at),
+  };
+}
+
 /**
  * Where finished runs live: SQLite (`openSqliteScoreStore`) or Postgres (`openPostgresScoreStore`),
  * with the same behaviour. Ties in either ordering go by insertion order.
