@@ -200,17 +200,7 @@ export class FrameDecoder {
       if (p.index > s.lastPipe) s.lastPipe = p.index;
     }
     if (frame.gameOver) s.over = true;
-    return {
-      tick: s.tick,
-      birdY: frame.birdY,
-      score: s.score,
-      reflectedSeq: s.reflectedSeq,
-      pipes: this.pipesInView(s),
-      pipeWidth: s.pipeWidth,
-      gameOver: frame.gameOver,
-      courseEnd: frame.courseEnd,
-      ack: false,
-    };
+    return this.view(s, frame, false);
   }
 
   private applyAck(frame: Frame): ClientView {
@@ -223,6 +213,11 @@ export class FrameDecoder {
     }
     if (frame.reflectedSeq === undefined) throw new FrameDecodeError(`input ack for tick ${frame.tick} lacks reflectedSeq`);
     s.reflectedSeq = frame.reflectedSeq;
+    return this.view(s, frame, true);
+  }
+
+  /** What `frame` shows on top of the state; an ack never ends the game and may carry the velocity. */
+  private view(s: DecoderState, frame: Frame, ack: boolean): ClientView {
     return {
       tick: s.tick,
       birdY: frame.birdY,
@@ -230,10 +225,10 @@ export class FrameDecoder {
       reflectedSeq: s.reflectedSeq,
       pipes: this.pipesInView(s),
       pipeWidth: s.pipeWidth,
-      gameOver: false,
-      courseEnd: false,
-      ack: true,
-      ...(frame.birdVelocity !== undefined ? { birdVelocity: frame.birdVelocity } : {}),
+      gameOver: !ack && frame.gameOver,
+      courseEnd: !ack && frame.courseEnd,
+      ack,
+      ...(ack && frame.birdVelocity !== undefined ? { birdVelocity: frame.birdVelocity } : {}),
     };
   }
 

@@ -178,6 +178,18 @@ function goalFor(tl: Timeline, target: number): Goal | undefined {
 }
 
 /** Clearance of a bird at `y` (top edge) at tick t; negative = it hits a pipe. */
+/**
+ * Tick t for the k offset variants of a flap at tick m: variant i ≥ R flaps late, at m + (i - R + 1),
+ * the others have flapped already; each falls by one tick.
+ */
+function stepOffsets(vy: Float64Array, vv: Float64Array, k: number, R: number, t: number, m: number): void {
+  for (let i = 0; i < k; i++) {
+    if (i >= R && t === m + (i - R + 1)) vv[i] = FLAP_V;
+    vv[i] = (vv[i] as number) + G;
+    vy[i] = (vy[i] as number) + (vv[i] as number);
+  }
+}
+
 function clearance(tl: Timeline, t: number, y: number, bh: number): number {
   return Math.min(y - (tl.lo[t] as number), (tl.hi[t] as number) - (y + bh));
 }
@@ -331,11 +343,7 @@ function search(tl: Timeline, goal: Goal, bh: number, R: number, minMargin: numb
       // Tick t.
       v += G;
       y += v;
-      for (let i = 0; i < k; i++) {
-        if (i >= R && t === m + (i - R + 1)) vv[i] = FLAP_V;
-        vv[i] = (vv[i] as number) + G;
-        vy[i] = (vy[i] as number) + (vv[i] as number);
-      }
+      stepOffsets(vy, vv, k, R, t, m);
       const lo = tl.lo[t] as number;
       const hi = tl.hi[t] as number;
       if (lo !== Number.NEGATIVE_INFINITY || hi !== Number.POSITIVE_INFINITY) {
@@ -352,11 +360,7 @@ function search(tl: Timeline, goal: Goal, bh: number, R: number, minMargin: numb
       for (let t = goal.endTick + 1; t <= goal.deathTick; t++) {
         v += G;
         y += v;
-        for (let i = 0; i < k; i++) {
-          if (i >= R && t === m + (i - R + 1)) vv[i] = FLAP_V;
-          vv[i] = (vv[i] as number) + G;
-          vy[i] = (vy[i] as number) + (vv[i] as number);
-        }
+        stepOffsets(vy, vv, k, R, t, m);
       }
       const t = goal.deathTick;
       // The whole offset envelope must be on one side of the gap.
