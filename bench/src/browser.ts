@@ -1,12 +1,11 @@
 // Section 5: input-to-effect and input-to-audio in headless Chromium against the monolith on
 // loopback, with the replay runner (the easy trace, N runs) and the report's metric definitions.
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { createServer, type AddressInfo } from "node:net";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { flapLabMetrics, LatencyHistogram, parseLatencyCsv, type MetricId, type Stats } from "@flaplab/replay/report";
 import { parseReplayArgs } from "../../replay/src/run/options.js";
 import { replay } from "../../replay/src/run/runner.js";
-import { startDeployment } from "../../replay/src/study/deployment.js";
+import { startDeployment, topologyOnFreePorts } from "../../replay/src/study/deployment.js";
 import { repoDir } from "./child.js";
 import { EASY_TRACE } from "./frames.js";
 import type { GoalResult, RunOptions, SectionResult } from "./section.js";
@@ -21,34 +20,23 @@ const METRICS: { id: MetricId; label: string; goal: boolean }[] = [
   { id: "frame_inter_arrival", label: "tick frame inter-arrival", goal: false },
 ];
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
 export interface Monolith {
   readonly webUrl: string;
   stop(): Promise<void>;
 }
 
-/** `pnpm dev` of a monolith topology on free loopback ports, with its data in `dir`. */
+/** `pnpm dev` of the monolith topology on free loopback ports, with its data in `dir`. */
 export async function startMonolith(dir: string, log: (l: string) => void): Promise<Monolith> {
-  const repo = repoDir();
-  const topology = JSON.parse(await readFile(join(repo, "topologies/monolith.json"), "utf8")) as {
-    groups: { monolith: { address: string; streamAddress?: string } };
-    web?: { address: string };
-  };
-  topology.groups.monolith.address = `127.0.0.1:${await freePort()}`;
-  topology.groups.monolith.streamAddress = `127.0.0.1:${await freePort()}`;
-  topology.web = { address: `127.0.0.1:${await freePort()}` };
-  const file = join(dir, "monolith.json");
-  await writeFile(file, JSON.stringify(topology));
-  const deployment = await startDeployment(file, join(dir, "data"));
+  const topology = await topologyOnFreePorts("monolith");
+  const deployment = await startDeployment(topology.file, join(dir, "data"));
   log(`  browser: monolith up, web at ${deployment.webUrl}`);
-  return { webUrl: deployment.webUrl, stop: () => deployment.stop() };
+  return {
+    webUrl: deployment.webUrl,
+    async stop() {
+      await deployment.stop();
+      await rm(topology.dir, { recursive: true, force: true });
+    },
+  };
 }
 
 export interface BrowserMetric {

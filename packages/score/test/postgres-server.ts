@@ -4,10 +4,10 @@
 import { execFile, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { appendFile, chown, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { promisify } from "node:util";
+import { freePorts } from "@flaplab/testkit";
 import pg from "pg";
 
 const run = promisify(execFile);
@@ -69,15 +69,6 @@ async function clusterOwner(): Promise<{ name: string; uid: number; gid: number 
   throw new Error("running as root, but neither a postgres nor a nobody user exists to run PostgreSQL as");
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(0, "127.0.0.1", resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === "string") throw new Error("no TCP port");
-  return address.port;
-}
-
 export async function startPostgresServer(options: PostgresServerOptions = {}): Promise<PostgresServer> {
   const bin = await findPostgresBinDir();
   const owner = await clusterOwner();
@@ -121,7 +112,7 @@ export async function startPostgresServer(options: PostgresServerOptions = {}): 
       "--encoding=UTF8", "--locale=C", "--no-sync", "--no-instructions",
     ]);
     await rm(pwFile);
-    const port = await freePort();
+    const port = (await freePorts(1))[0]!;
     const settings = [
       "listen_addresses = '127.0.0.1'",
       `port = ${port}`,
