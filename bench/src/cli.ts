@@ -7,9 +7,17 @@ import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { describeMachine, machineLine } from "./machine.js";
-import { mergeResults, readPreviousResults, renderResults, RESULTS_FORMAT, storeSection, type StoredSection } from "./results.js";
-import { metText, type RunOptions, type SectionResult } from "./section.js";
-import { renderTable } from "./table.js";
+import {
+  mergeResults,
+  readPreviousResults,
+  renderGoals,
+  renderResults,
+  renderSection,
+  RESULTS_FORMAT,
+  storeSection,
+  type StoredSection,
+} from "./results.js";
+import type { RunOptions, SectionResult } from "./section.js";
 
 export const SECTION_IDS = ["calls", "load", "engine", "frames", "browser"] as const;
 export type SectionId = (typeof SECTION_IDS)[number];
@@ -21,11 +29,6 @@ const RUNNERS: Record<SectionId, () => Promise<(opts: RunOptions) => Promise<Sec
   frames: async () => (await import("./frames.js")).runFrames,
   browser: async () => (await import("./browser.js")).runBrowser,
 };
-
-/** The Markdown of one section: its title, its table and its notes. */
-export function renderSection(s: Pick<SectionResult, "title" | "table" | "notes">): string {
-  return [`## ${s.title}`, "", renderTable(s.table), "", ...s.notes.map((n) => `- ${n}`)].join("\n");
-}
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
@@ -78,11 +81,7 @@ async function main(): Promise<number> {
   }
   const seconds = (performance.now() - t0) / 1000;
   const goals = Object.values(sections).flatMap((sec) => sec.goals);
-  const goalTable = renderTable({
-    headers: ["Section", "Goal", "Measured", "Status"],
-    align: ["l", "l", "l", "l"],
-    rows: goals.map((g) => [g.section, g.goal, g.measured, quick ? "not judged (quick)" : metText(g.met)]),
-  });
+  const goalTable = renderGoals(goals, quick);
   process.stdout.write(`## Goals\n\n${goalTable}\n\nTotal time: ${seconds.toFixed(0)} s.\n`);
   await mkdir(outDir, { recursive: true });
   const partial = only.length < SECTION_IDS.length;
@@ -94,7 +93,7 @@ async function main(): Promise<number> {
   );
   const kept = Object.keys(results.sections).filter((id) => !sections[id]);
   await writeFile(join(outDir, "latest.json"), `${JSON.stringify(results, (_k, v: unknown) => (typeof v === "bigint" ? v.toString() : v), 2)}\n`);
-  await writeFile(join(outDir, "latest.md"), renderResults(results, header, renderSection));
+  await writeFile(join(outDir, "latest.md"), renderResults(results, header));
   if (kept.length > 0) log(`kept the previous results of ${kept.join(", ")} (not run this time)`);
   log(`wrote ${join(outDir, "latest.json")} and latest.md in ${seconds.toFixed(0)} s`);
   return failures.length > 0 ? 1 : 0;

@@ -77,13 +77,22 @@ export function mergeResults(
   return { ...current, sections, goals };
 }
 
-/** latest.md: the header, every section with when it was measured, the failures and the goals. */
-export function renderResults(results: Results, header: string, renderSection: (s: StoredSection) => string): string {
-  const goalTable = renderTable({
+/** The Markdown of one section: its title, its table and its notes. */
+export function renderSection(s: Pick<SectionResult, "title" | "table" | "notes">): string {
+  return [`## ${s.title}`, "", renderTable(s.table), "", ...s.notes.map((n) => `- ${n}`)].join("\n");
+}
+
+/** The goals table; a quick run judges none. */
+export function renderGoals(goals: readonly GoalResult[], quick: boolean): string {
+  return renderTable({
     headers: ["Section", "Goal", "Measured", "Status"],
     align: ["l", "l", "l", "l"],
-    rows: results.goals.map((g) => [g.section, g.goal, g.measured, results.quick ? "not judged (quick)" : metText(g.met)]),
+    rows: goals.map((g) => [g.section, g.goal, g.measured, quick ? "not judged (quick)" : metText(g.met)]),
   });
+}
+
+/** latest.md: the header, every section with when it was measured, the failures and the goals. */
+export function renderResults(results: Results, header: string): string {
   const stale = Object.values(results.sections).some((s) => s.startedAt !== results.startedAt);
   return [
     `# FlapLab benchmarks`,
@@ -94,7 +103,7 @@ export function renderResults(results: Results, header: string, renderSection: (
     ...results.failures.map((f) => `## ${f.id}: FAILED\n\n\`\`\`\n${f.error}\n\`\`\`\n`),
     `## Goals`,
     "",
-    goalTable,
+    renderGoals(results.goals, results.quick),
     "",
   ].join("\n");
 }

@@ -52,7 +52,7 @@ describe("mergeResults", () => {
     expect(merged.sections["browser"]!.goals[0]!.measured).toBe("new browser");
     expect(merged.sections["calls"]!.startedAt).toBe("2026-01-01T00:00:00.000Z");
     expect(merged.goals.map((g) => g.measured)).toEqual(["old calls", "old load", "new browser"]);
-    const md = renderResults(merged, "header", (s) => `## ${s.title}`);
+    const md = renderResults(merged, "header");
     expect(md).toContain("_Measured in the run of 2026-01-01T00:00:00.000Z._");
     expect(md).toContain("_Measured in the run of 2026-02-02T00:00:00.000Z._");
   });
