@@ -45,80 +45,87 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
   const streamRoutes: Record<string, StreamRoute> = {};
   let musicStreams: MusicStreams | undefined;
   let games: GameTable | undefined;
-  for (const name of names) {
-    switch (name) {
-      case "auth": {
-        if (!hasPrivateKey(opts.keys)) {
-          throw new Error("the auth component needs the private signing key (FLAPLAB_JWT_PRIVATE_KEY or the data dir)");
+  const closeAll = async () => {
+    for (const close of [...closers].reverse()) await close();
+  };
+  try {
+    for (const name of names) {
+      switch (name) {
+        case "auth": {
+          if (!hasPrivateKey(opts.keys)) {
+            throw new Error("the auth component needs the private signing key (FLAPLAB_JWT_PRIVATE_KEY or the data dir)");
+          }
+          const store = openUserStore(opts.dataDir);
+          closers.push(() => store.close());
+          runtime.mount(authComponent, createAuth({ store, signer: createSigner({ privateKey: opts.keys.privateKey }) }));
+          break;
         }
-        const store = openUserStore(opts.dataDir);
-        closers.push(() => store.close());
-        runtime.mount(authComponent, createAuth({ store, signer: createSigner({ privateKey: opts.keys.privateKey }) }));
-        break;
-      }
-      case "worldgen":
-        runtime.mount(worldgenComponent, createWorldGen());
-        break;
-      case "engine": {
-        games = new GameTable();
-        const scheduler = new TickScheduler();
-        closers.push(() => scheduler.stop());
-        runtime.mount(engineComponent, createEngine({ games }));
-        streamRoutes[ENGINE_STREAM_PATH] = {
-          kind: "engine",
-          handler: createGameSessionHandler({
-            games,
-            scheduler,
-            music: runtime.client(musicComponent, "engine"),
-            score: runtime.client(scoreComponent, "engine"),
-            logger: opts.logger.child({ component: "engine" }),
-          }),
-        };
-        break;
-      }
-      case "initiator": {
-        const engineGroup = groupOf(runtime.topology, "engine")!;
-        const musicGroup = groupOf(runtime.topology, "music")!;
-        runtime.mount(
-          initiatorComponent,
-          createInitiator({
-            worldgen: runtime.client(worldgenComponent, "initiator"),
-            engine: runtime.client(engineComponent, "initiator"),
-            endpoints: {
-              engineUrl: engineGroup.streamPublicUrl + ENGINE_STREAM_PATH,
-              musicUrl: musicGroup.streamPublicUrl + MUSIC_STREAM_PATH,
-            },
-          }),
-        );
-        break;
-      }
-      case "music":
-        musicStreams = createMusicStreams();
-        runtime.mount(musicComponent, createMusic({ streams: musicStreams }));
-        streamRoutes[MUSIC_STREAM_PATH] = { kind: "music", handler: createMusicSessionHandler({ streams: musicStreams }) };
-        break;
-      case "score": {
-        const logger = opts.logger.child({ component: "score" });
-        const store = await openScoreStore({
-          dataDir: opts.dataDir,
-          databaseUrl: opts.scoreDatabaseUrl,
-          onConnectionError: (err) =>
-            logger.warn({ event: "score-database-error", err: err.message }, "score database connection lost; the next call reconnects"),
-        });
-        closers.push(() => store.close());
-        runtime.mount(scoreComponent, createScore({ store }));
-        break;
+        case "worldgen":
+          runtime.mount(worldgenComponent, createWorldGen());
+          break;
+        case "engine": {
+          games = new GameTable();
+          const scheduler = new TickScheduler();
+          closers.push(() => scheduler.stop());
+          runtime.mount(engineComponent, createEngine({ games }));
+          streamRoutes[ENGINE_STREAM_PATH] = {
+            kind: "engine",
+            handler: createGameSessionHandler({
+              games,
+              scheduler,
+              music: runtime.client(musicComponent, "engine"),
+              score: runtime.client(scoreComponent, "engine"),
+              logger: opts.logger.child({ component: "engine" }),
+            }),
+          };
+          break;
+        }
+        case "initiator": {
+          const engineGroup = groupOf(runtime.topology, "engine")!;
+          const musicGroup = groupOf(runtime.topology, "music")!;
+          runtime.mount(
+            initiatorComponent,
+            createInitiator({
+              worldgen: runtime.client(worldgenComponent, "initiator"),
+              engine: runtime.client(engineComponent, "initiator"),
+              endpoints: {
+                engineUrl: engineGroup.streamPublicUrl + ENGINE_STREAM_PATH,
+                musicUrl: musicGroup.streamPublicUrl + MUSIC_STREAM_PATH,
+              },
+            }),
+          );
+          break;
+        }
+        case "music":
+          musicStreams = createMusicStreams();
+          runtime.mount(musicComponent, createMusic({ streams: musicStreams }));
+          streamRoutes[MUSIC_STREAM_PATH] = { kind: "music", handler: createMusicSessionHandler({ streams: musicStreams }) };
+          break;
+        case "score": {
+          const logger = opts.logger.child({ component: "score" });
+          const store = await openScoreStore({
+            dataDir: opts.dataDir,
+            databaseUrl: opts.scoreDatabaseUrl,
+            onConnectionError: (err) =>
+              logger.warn({ event: "score-database-error", err: err.message }, "score database connection lost; the next call reconnects"),
+          });
+          closers.push(() => store.close());
+          runtime.mount(scoreComponent, createScore({ store }));
+          break;
+        }
       }
     }
+  } catch (err) {
+    // A component that cannot start (say, an unreachable score database) closes what already opened.
+    await closeAll();
+    throw err;
   }
   return {
     names,
     streamRoutes,
     ...(musicStreams ? { musicStreams } : {}),
     ...(games ? { games } : {}),
-    async close() {
-      for (const close of closers.reverse()) await close();
-    },
+    close: closeAll,
   };
 }
 
