@@ -2,7 +2,7 @@ import { join } from "node:path";
 import type { ComponentName } from "@flaplab/component";
 import { authComponent, createAuth, openUserStore } from "@flaplab/auth";
 import { createEngine, createGameSessionHandler, engineComponent, GameTable, TickScheduler } from "@flaplab/engine";
-import { createSigner, hasPrivateKey, type PublicKeyMaterial } from "@flaplab/identity";
+import { createSigner, hasPrivateKey, type KeyMaterial, type PublicKeyMaterial } from "@flaplab/identity";
 import { createInitiator, initiatorComponent } from "@flaplab/initiator";
 import { createMusic, createMusicSessionHandler, createMusicStreams, musicComponent, type MusicStreams } from "@flaplab/music";
 import { groupOf, type Runtime } from "@flaplab/runtime";
@@ -30,6 +30,8 @@ export interface MountedGroup {
 export interface MountOptions {
   readonly dataDir: string;
   readonly keys: PublicKeyMaterial;
+  /** The components' shared key (component credentials, stream tickets). */
+  readonly serviceKeys: KeyMaterial;
   readonly logger: Logger;
   /** Keep the score component's runs in this Postgres database instead of SQLite in `dataDir`. */
   readonly scoreDatabaseUrl?: string | undefined;

@@ -2,7 +2,7 @@ import { once } from "node:events";
 import { join } from "node:path";
 import { createHost, type Host } from "@flaplab/host";
 import { createStreamServer, loadOrCreateDevCertificate, type StreamServer } from "@flaplab/streams";
-import { createVerifier, loadKeys } from "@flaplab/identity";
+import { createServiceSigner, createVerifier, loadKeys, loadServiceKeys } from "@flaplab/identity";
 import { createCallLogger, createRuntime, pinoCallLog, type Runtime, type Topology } from "@flaplab/runtime";
 import { pino, type Logger } from "pino";
 import { callLogPath, mountGroup, type MountedGroup } from "./components.js";
@@ -36,7 +36,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const { topology, group, dataDir, logger } = opts;
   const needsPrivateKey = topology.groups.find((g) => g.name === group)?.components.includes("auth") ?? false;
   const keys = await loadKeys({ dataDir, create: needsPrivateKey });
-  const verifier = createVerifier({ publicKey: keys.publicKey });
+  // The components' shared key: component credentials between components, and stream tickets.
+  const serviceKeys = await loadServiceKeys({ dataDir });
+  const verifier = createVerifier({ publicKey: keys.publicKey, serviceKey: serviceKeys.publicKey });
   const callLogFile = callLogPath(dataDir, topology.name, group);
   // Asynchronous, but unbuffered: a game's records are on disk moments after its calls.
   const destination = pino.destination({ dest: callLogFile, mkdir: true, sync: false });
@@ -47,9 +49,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     topology,
     group,
     verifier,
+    serviceSigner: createServiceSigner({ privateKey: serviceKeys.privateKey }),
     callLog: pinoCallLog(createCallLogger(destination)),
   });
-  const mounted = await mountGroup(runtime, { dataDir, keys, logger, scoreDatabaseUrl: opts.scoreDatabaseUrl });
+  const mounted = await mountGroup(runtime, { dataDir, keys, serviceKeys, logger, scoreDatabaseUrl: opts.scoreDatabaseUrl });
   const host = await createHost({ runtime, logger });
   const port = await host.listen(opts.port);
   let streams: StreamServer | undefined;

@@ -17,17 +17,30 @@ export interface ComponentDefinition<S extends DescService = DescService> {
   readonly service: S;
   /** Methods (by proto name, e.g. "Login") callable without a token. Every other method needs one. */
   readonly publicMethods: readonly string[];
+  /**
+   * Methods only components may call (e.g. "RecordRun"): they need a component credential, and a
+   * player's token is refused with PermissionDenied. The rest accept a player's token or a
+   * component acting for one.
+   */
+  readonly internalMethods: readonly string[];
 }
 
 export function defineComponent<S extends DescService>(def: {
   name: ComponentName;
   service: S;
   publicMethods?: readonly string[];
+  internalMethods?: readonly string[];
 }): ComponentDefinition<S> {
-  for (const m of def.publicMethods ?? []) {
-    if (!def.service.methods.some((d) => d.name === m)) {
-      throw new Error(`component ${def.name}: public method ${m} is not a method of ${def.service.typeName}`);
+  const publicMethods = def.publicMethods ?? [];
+  const internalMethods = def.internalMethods ?? [];
+  for (const [kind, methods] of [["public", publicMethods], ["internal", internalMethods]] as const) {
+    for (const m of methods) {
+      if (!def.service.methods.some((d) => d.name === m)) {
+        throw new Error(`component ${def.name}: ${kind} method ${m} is not a method of ${def.service.typeName}`);
+      }
     }
   }
-  return { name: def.name, service: def.service, publicMethods: def.publicMethods ?? [] };
+  const both = publicMethods.find((m) => internalMethods.includes(m));
+  if (both !== undefined) throw new Error(`component ${def.name}: method ${both} cannot be both public and internal`);
+  return { name: def.name, service: def.service, publicMethods, internalMethods };
 }

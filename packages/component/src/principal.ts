@@ -1,11 +1,17 @@
 import { Code, ConnectError, createContextKey, type HandlerContext } from "@connectrpc/connect";
 
-/** The verified caller of an RPC: whose token it carries. */
+/**
+ * The verified caller of an RPC: a player (their token), or a component acting for a player (a
+ * component credential signed with the components' shared key).
+ */
 export interface Principal {
+  /** The player; for a component credential, the player it acts for ("" for none). */
   readonly username: string;
-  /** The bearer token itself, forwarded on calls made on the player's behalf. */
+  /** The credential itself. */
   readonly token: string;
   readonly expiresAt: Date;
+  /** The calling component, when the call carries a component credential; absent for a player. */
+  readonly service?: string | undefined;
 }
 
 /** Set by the runtime on every authenticated call, in every call mode. */
@@ -18,6 +24,9 @@ export function requirePrincipal(ctx: HandlerContext): Principal {
   const principal = ctx.values.get(principalKey);
   if (!principal) {
     throw new ConnectError("this method needs a valid token", Code.Unauthenticated);
+  }
+  if (principal.username === "") {
+    throw new ConnectError("this method acts for a player, and the component credential names none", Code.InvalidArgument);
   }
   return principal;
 }

@@ -12,7 +12,12 @@ import type { World } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import type { Course, Phase } from "@flaplab/physics";
 import { GameTable, checkGameId } from "./games.js";
 
-export const engineComponent = defineComponent({ name: "engine", service: EngineService });
+/** StartGame and HandleInput are internal: worlds come only from the world generator, through the initiator. */
+export const engineComponent = defineComponent({
+  name: "engine",
+  service: EngineService,
+  internalMethods: ["StartGame", "HandleInput"],
+});
 
 /** Largest world accepted, in pipes (FlappyGo's worlds have 100). */
 export const MAX_PIPES = 10_000;

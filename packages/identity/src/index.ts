@@ -5,6 +5,9 @@ export {
   loadKeys,
   loadOrCreateKeys,
   loadPublicKey,
+  loadServiceKeys,
+  SERVICE_KEY_ENV,
+  SERVICE_KEY_FILE,
   toPrivateKeyObject,
   toPublicKeyObject,
   PRIVATE_KEY_ENV,
@@ -15,12 +18,15 @@ export {
 export type { KeyInput, KeyMaterial, LoadKeysOptions, PublicKeyMaterial } from "./keys.js";
 export {
   createSigner,
+  createServiceSigner,
   createVerifier,
   parseBearer,
   DEFAULT_AUDIENCE,
   DEFAULT_ISSUER,
   DEFAULT_TTL_SECONDS,
   MAX_TOKEN_LENGTH,
+  SERVICE_AUDIENCE,
+  SERVICE_TTL_SECONDS,
   TOKEN_ALGORITHM,
 } from "./tokens.js";
-export type { Principal, SignedToken, Signer, SignerOptions, Verifier, VerifierOptions } from "./tokens.js";
+export type { Principal, ServiceSigner, ServiceSignerOptions, SignedToken, Signer, SignerOptions, Verifier, VerifierOptions } from "./tokens.js";

@@ -34,6 +34,9 @@ export const PRIVATE_KEY_FILE = "jwt-ed25519.key.pem";
 export const PUBLIC_KEY_FILE = "jwt-ed25519.pub.pem";
 export const PRIVATE_KEY_ENV = "FLAPLAB_JWT_PRIVATE_KEY";
 export const PUBLIC_KEY_ENV = "FLAPLAB_JWT_PUBLIC_KEY";
+/** The components' shared key: signs component credentials and stream tickets. */
+export const SERVICE_KEY_FILE = "service-ed25519.key.pem";
+export const SERVICE_KEY_ENV = "FLAPLAB_SERVICE_PRIVATE_KEY";
 
 export function hasPrivateKey(keys: PublicKeyMaterial): keys is KeyMaterial {
   return (keys as Partial<KeyMaterial>).privateKey !== undefined;
@@ -180,10 +183,13 @@ async function syncDir(dir: string): Promise<void> {
  * components that only verify.
  */
 export async function loadOrCreateKeys(dataDir: string): Promise<KeyMaterial> {
+  return loadOrCreateKeyFiles(dataDir, PRIVATE_KEY_FILE, PUBLIC_KEY_FILE);
+}
+
+async function loadOrCreateKeyFiles(dataDir: string, privateFile: string, publicFile: string | undefined): Promise<KeyMaterial> {
   const dir = join(dataDir, "keys");
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const privatePath = join(dir, PRIVATE_KEY_FILE);
-  const publicPath = join(dir, PUBLIC_KEY_FILE);
+  const privatePath = join(dir, privateFile);
 
   let pem = await readIfExists(privatePath);
   if (pem === undefined) {
@@ -198,6 +204,8 @@ export async function loadOrCreateKeys(dataDir: string): Promise<KeyMaterial> {
   } catch (err) {
     throw new Error(`cannot read the signing key ${privatePath}: ${(err as Error).message}`);
   }
+  if (publicFile === undefined) return keys;
+  const publicPath = join(dir, publicFile);
   const existingPublic = await readIfExists(publicPath);
   if (existingPublic === undefined) {
     await publishOnce(publicPath, keys.publicKeyPem, 0o644);
@@ -246,4 +254,19 @@ export async function loadKeys(opts: LoadKeysOptions): Promise<KeyMaterial | Pub
   if (opts.create !== false) return loadOrCreateKeys(opts.dataDir);
   const priv = await readIfExists(join(opts.dataDir, "keys", PRIVATE_KEY_FILE));
   return priv !== undefined ? fullMaterial(toPrivateKeyObject(priv)) : loadPublicKey(opts.dataDir);
+}
+
+/**
+ * The components' shared Ed25519 key: `FLAPLAB_SERVICE_PRIVATE_KEY` (PEM text) when set, otherwise
+ * `<dataDir>/keys/service-ed25519.key.pem`, created on first use (safe when several processes start
+ * at once). Every component process holds it: with it a component proves to another that the call
+ * comes from a component, and the initiator signs the stream tickets that engine and music check.
+ * It never leaves the servers.
+ */
+export async function loadServiceKeys(opts: Omit<LoadKeysOptions, "create">): Promise<KeyMaterial> {
+  const env = opts.env ?? process.env;
+  const pem = env[SERVICE_KEY_ENV]?.trim() || undefined;
+  if (pem) return keysFromConfig({ privateKeyPem: pem });
+  if (!opts.dataDir) throw new Error(`no service key: set ${SERVICE_KEY_ENV} or give a data dir`);
+  return loadOrCreateKeyFiles(opts.dataDir, SERVICE_KEY_FILE, undefined);
 }

@@ -8,6 +8,10 @@ export type { Principal };
 
 export const DEFAULT_ISSUER = "flaplab";
 export const DEFAULT_AUDIENCE = "flaplab";
+/** The audience of component credentials: tokens one component sends another. */
+export const SERVICE_AUDIENCE = "flaplab-service";
+/** Lifetime of a component credential; a signer renews it when half of it has passed. */
+export const SERVICE_TTL_SECONDS = 300;
 export const DEFAULT_TTL_SECONDS = 3600;
 /** The only accepted signature algorithm (Ed25519). */
 export const TOKEN_ALGORITHM = "EdDSA";
@@ -74,6 +78,12 @@ export interface Verifier {
 
 export interface VerifierOptions {
   readonly publicKey: KeyInput;
+  /**
+   * The components' shared key. With it, component credentials (audience `flaplab-service`, signed
+   * by this key) are accepted too: their principal names the calling component in `service` and
+   * the player it acts for in `username` ("" for none).
+   */
+  readonly serviceKey?: KeyInput | undefined;
   readonly issuer?: string | undefined;
   readonly audience?: string | undefined;
   readonly clockToleranceSec?: number | undefined;
@@ -128,6 +138,8 @@ interface CacheEntry {
 export function createVerifier(opts: VerifierOptions): Verifier {
   const key: KeyObject = toPublicKeyObject(opts.publicKey);
   const kid = keyId(key);
+  const serviceKey = opts.serviceKey !== undefined ? toPublicKeyObject(opts.serviceKey) : undefined;
+  const serviceKid = serviceKey !== undefined ? keyId(serviceKey) : undefined;
   const issuer = opts.issuer ?? DEFAULT_ISSUER;
   const audience = opts.audience ?? DEFAULT_AUDIENCE;
   const tolerance = opts.clockToleranceSec ?? 5;
@@ -136,6 +148,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   const cache = new Map<string, CacheEntry>();
 
   const resolveKey = (header: JWTHeaderParameters): KeyObject => {
+    if (serviceKey !== undefined && header.kid === serviceKid) return serviceKey;
     if (header.kid !== undefined && header.kid !== kid) {
       throw new KeyMismatch(`signed by an unknown key (kid ${String(header.kid)})`);
     }
@@ -154,11 +167,12 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       if (token.length > MAX_TOKEN_LENGTH) throw unauthenticated("malformed (too long)");
 
       let payload;
+      let protectedHeader;
       try {
-        ({ payload } = await jwtVerify(token, resolveKey, {
+        ({ payload, protectedHeader } = await jwtVerify(token, resolveKey, {
           algorithms: [TOKEN_ALGORITHM],
           issuer,
-          audience,
+          audience: serviceKey !== undefined ? [audience, SERVICE_AUDIENCE] : audience,
           clockTolerance: tolerance,
           currentDate: new Date(nowMs),
           requiredClaims: ["exp"],
@@ -166,14 +180,27 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       } catch (err) {
         throw describeFailure(err, token);
       }
-      const username = payload["username"];
-      if (typeof username !== "string" || username.length === 0) throw unauthenticated("missing username");
-      if (payload.sub !== undefined && payload.sub !== username) {
-        throw unauthenticated("subject and username differ");
-      }
       // requiredClaims guarantees exp; jose has checked it is a number.
       const exp = payload.exp as number;
-      const principal: Principal = Object.freeze({ username, token, expiresAt: new Date(exp * 1000) });
+      const audiences = typeof payload.aud === "string" ? [payload.aud] : (payload.aud ?? []);
+      let principal: Principal;
+      if (serviceKey !== undefined && protectedHeader.kid === serviceKid) {
+        // A component credential: its own audience only, and the calling component named.
+        if (audiences.length !== 1 || audiences[0] !== SERVICE_AUDIENCE) throw unauthenticated("wrong audience");
+        const service = payload["svc"];
+        if (typeof service !== "string" || service.length === 0) throw unauthenticated("missing calling component");
+        const username = payload.sub ?? "";
+        principal = Object.freeze({ username, token, expiresAt: new Date(exp * 1000), service });
+      } else {
+        // A player token must not be usable where a component credential is expected, and back.
+        if (!audiences.includes(audience) || audiences.includes(SERVICE_AUDIENCE)) throw unauthenticated("wrong audience");
+        const username = payload["username"];
+        if (typeof username !== "string" || username.length === 0) throw unauthenticated("missing username");
+        if (payload.sub !== undefined && payload.sub !== username) {
+          throw unauthenticated("subject and username differ");
+        }
+        principal = Object.freeze({ username, token, expiresAt: new Date(exp * 1000) });
+      }
 
       if (cacheSize > 0) {
         if (cache.size >= cacheSize) {
@@ -199,4 +226,82 @@ export function parseBearer(header: string | null | undefined): string {
     throw new ConnectError("missing bearer token (expected 'Authorization: Bearer <token>')", Code.Unauthenticated);
   }
   return match[1];
+}
+
+/** Mints the credentials a component sends with its calls to other components. */
+export interface ServiceSigner {
+  /**
+   * A credential of `component` acting for `username` (none for work no player started), valid for
+   * a few minutes; the same one is returned until half of its lifetime has passed.
+   */
+  tokenFor(component: string, username: string | undefined): string | Promise<string>;
+}
+
+export interface ServiceSignerOptions {
+  /** The components' shared private key (`loadServiceKeys`). */
+  readonly privateKey: KeyInput;
+  readonly issuer?: string | undefined;
+  readonly ttlSeconds?: number | undefined;
+  /** Credentials kept for reuse (default 10,000). */
+  readonly cacheSize?: number | undefined;
+  /** Clock in epoch milliseconds (tests). Defaults to `Date.now`. */
+  readonly now?: (() => number) | undefined;
+}
+
+interface MintedCredential {
+  readonly token: string;
+  /** Epoch ms after which a new one is minted. */
+  readonly renewAtMs: number;
+}
+
+/**
+ * Signs component credentials: EdDSA JWTs with the components' shared key, audience
+ * `flaplab-service`, `svc` = the calling component and `sub` = the player it acts for. They are
+ * short-lived and kept per (component, player) until half their lifetime has passed, so a call
+ * costs a map lookup; a player's own token never travels between components, and a run is
+ * recorded even after the player's token has expired.
+ */
+export function createServiceSigner(opts: ServiceSignerOptions): ServiceSigner {
+  const key = toPrivateKeyObject(opts.privateKey);
+  const kid = keyId(key);
+  const issuer = opts.issuer ?? DEFAULT_ISSUER;
+  const ttl = opts.ttlSeconds ?? SERVICE_TTL_SECONDS;
+  const cacheSize = opts.cacheSize ?? 10_000;
+  const now = opts.now ?? Date.now;
+  if (!Number.isInteger(ttl) || ttl <= 1) throw new Error(`ttlSeconds must be an integer above 1, got ${ttl}`);
+  const cache = new Map<string, MintedCredential>();
+  const pending = new Map<string, Promise<string>>();
+
+  async function mint(cacheKey: string, component: string, username: string | undefined): Promise<string> {
+    const iat = Math.floor(now() / 1000);
+    const jwt = new SignJWT({ svc: component })
+      .setProtectedHeader({ alg: TOKEN_ALGORITHM, typ: "JWT", kid })
+      .setIssuer(issuer)
+      .setAudience(SERVICE_AUDIENCE)
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + ttl);
+    if (username !== undefined && username !== "") jwt.setSubject(username);
+    const token = await jwt.sign(key);
+    if (cache.size >= cacheSize) {
+      const oldest = cache.keys().next();
+      if (!oldest.done) cache.delete(oldest.value);
+    }
+    cache.set(cacheKey, { token, renewAtMs: (iat + ttl / 2) * 1000 });
+    return token;
+  }
+
+  return {
+    tokenFor(component, username) {
+      if (typeof component !== "string" || component === "") throw new Error("a component credential needs the component's name");
+      const cacheKey = `${component}\u0000${username ?? ""}`;
+      const hit = cache.get(cacheKey);
+      if (hit !== undefined && now() < hit.renewAtMs) return hit.token;
+      let p = pending.get(cacheKey);
+      if (p === undefined) {
+        p = mint(cacheKey, component, username).finally(() => pending.delete(cacheKey));
+        pending.set(cacheKey, p);
+      }
+      return p;
+    },
+  };
 }

@@ -6,7 +6,8 @@ import { createSoundCatalog, type SoundCatalog } from "./catalog.js";
 import type { MusicStreams } from "./streams.js";
 
 /** The music component. PlayMusic needs a token. */
-export const musicComponent = defineComponent({ name: "music", service: MusicService });
+/** PlayMusic is internal: only the engine pushes sounds to a game's music stream. */
+export const musicComponent = defineComponent({ name: "music", service: MusicService, internalMethods: ["PlayMusic"] });
 
 export interface MusicDeps {
   /** Where clips go; the transport opens a stream per game in the same registry. */

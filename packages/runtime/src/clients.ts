@@ -18,7 +18,8 @@ import {
   createGrpcWebTransport,
   Http2SessionManager,
 } from "@connectrpc/connect-node";
-import { currentCall, type ComponentDefinition } from "@flaplab/component";
+import { currentCall, isComponentName, type ComponentDefinition } from "@flaplab/component";
+import type { ServiceSigner } from "@flaplab/identity";
 import type { CallLog, CallMode } from "./call-log.js";
 import { CALLER_HEADER, codeName, gameIdOf } from "./guard.js";
 import type { GroupSpec, NetworkSettings } from "./topology.js";
@@ -33,10 +34,15 @@ export interface CallSite {
   readonly protocol: string;
   readonly httpVersion: string;
   readonly log: CallLog;
+  /** Signs the component credential a component's calls carry; without one, the player's token is forwarded. */
+  readonly serviceSigner: ServiceSigner | undefined;
+  /** Deadline of a call that sets none, ms. */
+  readonly defaultTimeoutMs: number;
 }
 
 /**
- * Runs one outgoing call: forwards the player's token from the call being served, names the
+ * Runs one outgoing call: a component's call carries a component credential acting for the player
+ * of the call being served (other callers, such as tests, forward the player's token), names the
  * caller in a header, times the call and writes its record.
  */
 async function observe<T>(
@@ -47,8 +53,13 @@ async function observe<T>(
   invoke: () => Promise<T>,
 ): Promise<T> {
   const call = currentCall();
-  if (!header.has("authorization") && call?.principal) {
-    header.set("authorization", `Bearer ${call.principal.token}`);
+  if (!header.has("authorization")) {
+    if (site.serviceSigner !== undefined && isComponentName(site.caller)) {
+      const token = await site.serviceSigner.tokenFor(site.caller, call?.principal?.username);
+      header.set("authorization", `Bearer ${token}`);
+    } else if (call?.principal) {
+      header.set("authorization", `Bearer ${call.principal.token}`);
+    }
   }
   const srcVerb = call && call.component === site.caller ? call.verb : "-";
   header.set(CALLER_HEADER, `${site.caller}.${srcVerb}`);
@@ -191,7 +202,7 @@ export function directTransport(site: CallSite, resolveImpl: () => ServiceImpl<D
       return observe(site, method.name, requestHeader, message, async () => {
         const handler = (resolveImpl() as unknown as Record<string, UnaryHandler>)[method.localName];
         if (!handler) throw new ConnectError(`${method.name} is not implemented`, Code.Unimplemented);
-        const ctx = new DirectContext(method, requestHeader, signal, timeoutMs, contextValues);
+        const ctx = new DirectContext(method, requestHeader, signal, timeoutMs ?? site.defaultTimeoutMs, contextValues);
         try {
           const output = await handler(message, ctx);
           return {
@@ -222,7 +233,7 @@ export function serializedTransport(
   readMaxBytes: number,
 ): Transport {
   return createRouterTransport((router) => router.service(site.target.service, impl), {
-    transport: { interceptors: [observingInterceptor(site)], useBinaryFormat: true },
+    transport: { interceptors: [observingInterceptor(site)], useBinaryFormat: true, defaultTimeoutMs: site.defaultTimeoutMs },
     router: { readMaxBytes },
   });
 }
@@ -255,6 +266,7 @@ export function networkTransport(
     interceptors: [observingInterceptor(site)],
     readMaxBytes,
     useBinaryFormat: net.format === "binary",
+    defaultTimeoutMs: site.defaultTimeoutMs,
   };
   const http = net.httpVersion === "2"
     ? { httpVersion: "2" as const, sessionManager: conn.h2 }

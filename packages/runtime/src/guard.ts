@@ -1,5 +1,5 @@
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
-import { ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import {
   principalKey,
   runInCall,
@@ -15,15 +15,19 @@ export interface TokenVerifier {
   verify(token: string): Promise<Principal>;
 }
 
-/** Header a runtime client puts on every call: "<component>.<verb>" of the caller. */
+/**
+ * Header a runtime client puts on every call: "<component>.<verb>" of the caller. It is believed
+ * only on calls that carry a component credential; any other call is logged as external.
+ */
 export const CALLER_HEADER = "x-flaplab-caller";
 
 type UnaryHandler = (req: unknown, ctx: HandlerContext) => Promise<unknown>;
 
 /**
  * Wraps a component's implementation with what every call mode shares: token verification for
- * protected methods, the call context for calls the handler makes, and a call record for calls
- * from outside the topology (component-to-component calls are logged by the caller).
+ * protected methods (internal ones accept only a component credential), the call context for calls
+ * the handler makes, and a call record for calls from outside the topology (calls that carry a
+ * component credential are logged by the calling component).
  */
 export function guardService<S extends DescService>(
   def: ComponentDefinition<S>,
@@ -41,14 +45,19 @@ export function guardService<S extends DescService>(
     }
     if (!handler) throw new Error(`component ${def.name} does not implement ${method.name}`);
     const isPublic = def.publicMethods.includes(method.name);
+    const isInternal = def.internalMethods.includes(method.name);
+    const internalOnly = `${def.service.typeName}/${method.name} is internal: only components may call it`;
     guarded[method.localName] = async (req, ctx) => {
-      const external = !ctx.requestHeader.has(CALLER_HEADER);
-      const started = external ? process.hrtime.bigint() : 0n;
+      // Until a component credential says otherwise, the caller is outside the topology.
+      let external = true;
+      const started = process.hrtime.bigint();
       let code = "ok";
       try {
         let principal: Principal | undefined;
         if (!isPublic) {
           principal = await verifier.verify(parseBearer(ctx.requestHeader.get("authorization")));
+          if (principal.service !== undefined && ctx.requestHeader.has(CALLER_HEADER)) external = false;
+          if (isInternal && principal.service === undefined) throw new ConnectError(internalOnly, Code.PermissionDenied);
           ctx.values.set(principalKey, principal);
         }
         const gameId = gameIdOf(req);

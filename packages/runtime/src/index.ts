@@ -1,4 +1,4 @@
-export { createRuntime, DEFAULT_READ_MAX_BYTES } from "./runtime.js";
+export { createRuntime, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_READ_MAX_BYTES } from "./runtime.js";
 export type { Runtime, RuntimeOptions, MountedComponent, EdgePlan } from "./runtime.js";
 export { loadTopology, parseTopology, groupOf, findGroup, networkFor, TopologyError } from "./topology.js";
 export type { Topology, GroupSpec, NetworkSettings, InProcessMode } from "./topology.js";

@@ -1,6 +1,7 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient, type Client, type ServiceImpl, type Transport } from "@connectrpc/connect";
 import type { ComponentDefinition, ComponentName } from "@flaplab/component";
+import type { ServiceSigner } from "@flaplab/identity";
 import type { CallLog, CallMode } from "./call-log.js";
 import {
   closeConnections,
@@ -19,7 +20,15 @@ export interface RuntimeOptions {
   readonly topology: Topology;
   /** The process group this process serves. */
   readonly group: string;
+  /** Checks the credential of every call to a protected method: players' tokens and component credentials. */
   readonly verifier: TokenVerifier;
+  /**
+   * Signs the component credential every call a component makes carries. Without one, calls
+   * forward the player's token, and other components' internal methods refuse them.
+   */
+  readonly serviceSigner?: ServiceSigner | undefined;
+  /** Deadline of a call between components that sets none, ms (default 10 s). */
+  readonly callTimeoutMs?: number | undefined;
   /** Where call records go; nowhere when omitted. */
   readonly callLog?: CallLog;
   /** Largest message accepted in serialized and networked modes (default 1 MiB). */
@@ -56,6 +65,7 @@ export interface Runtime {
 }
 
 export const DEFAULT_READ_MAX_BYTES = 1024 * 1024;
+export const DEFAULT_CALL_TIMEOUT_MS = 10_000;
 
 export function createRuntime(options: RuntimeOptions): Runtime {
   const { topology, verifier } = options;
@@ -86,7 +96,15 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
   function transportFor(target: ComponentDefinition, caller: string): Transport {
     const p = plan(target.name, caller);
-    const site: CallSite = { caller, callerGroup: group, target, ...p, log };
+    const site: CallSite = {
+      caller,
+      callerGroup: group,
+      target,
+      ...p,
+      log,
+      serviceSigner: options.serviceSigner,
+      defaultTimeoutMs: options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+    };
     if (p.mode === "direct") {
       return directTransport(site, () => resolveLocal(target).impl);
     }

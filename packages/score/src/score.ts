@@ -4,7 +4,8 @@ import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
 import { defineComponent, requirePrincipal } from "@flaplab/component";
 import { StoreUnavailableError, type ScoreStore, type StoredRun } from "./store.js";
 
-export const scoreComponent = defineComponent({ name: "score", service: ScoreService });
+/** RecordRun is internal: the engine records runs from its own game table. GetScores is for players. */
+export const scoreComponent = defineComponent({ name: "score", service: ScoreService, internalMethods: ["RecordRun"] });
 
 export const MAX_GAME_ID_LENGTH = 64;
 export const MAX_SCORE = 100_000;

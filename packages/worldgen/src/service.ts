@@ -15,7 +15,8 @@ export const MIN_VIEWPORT_HEIGHT = 19;
 /** Largest accepted width and height, in px. */
 export const MAX_VIEWPORT_SIZE = 10_000;
 
-export const worldgenComponent = defineComponent({ name: "worldgen", service: WorldGenService });
+/** GenerateWorld is internal: the initiator asks for a game's world. */
+export const worldgenComponent = defineComponent({ name: "worldgen", service: WorldGenService, internalMethods: ["GenerateWorld"] });
 
 export interface WorldGenDeps {
   /** Draws the seed when a request has none; defaults to a crypto-random positive int64. */
