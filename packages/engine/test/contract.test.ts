@@ -17,6 +17,7 @@ async function rejection(promise: Promise<unknown>): Promise<ConnectError> {
 describeContract(
   {
     component: engineComponent,
+    caller: "initiator",
     create: () => createEngine(),
     peers: [],
   },
@@ -36,7 +37,7 @@ describeContract(
 
     it("rejects another player's input with PermissionDenied", async () => {
       await t.client.startGame({ gameId: "c2", world: openWorld() });
-      const bob = t.clientAs(await t.token("bob"));
+      const bob = await t.as("bob");
       const err = await rejection(bob.handleInput({ gameId: "c2", key: Key.SPACE, seq: 1 }));
       expect(err.code).toBe(Code.PermissionDenied);
     });
@@ -45,6 +46,13 @@ describeContract(
       const anon = t.clientAs(undefined);
       expect((await rejection(anon.startGame({ gameId: "c3", world: openWorld() }))).code).toBe(Code.Unauthenticated);
       expect((await rejection(anon.handleInput({ gameId: "c2", key: Key.SPACE }))).code).toBe(Code.Unauthenticated);
+    });
+
+    it("refuses StartGame and HandleInput from a player's own token with PermissionDenied", async () => {
+      const player = t.clientAs(await t.token("alice"));
+      expect((await rejection(player.startGame({ gameId: "c6", world: openWorld() }))).code).toBe(Code.PermissionDenied);
+      await t.client.startGame({ gameId: "c7", world: openWorld() });
+      expect((await rejection(player.handleInput({ gameId: "c7", key: Key.SPACE, seq: 1 }))).code).toBe(Code.PermissionDenied);
     });
 
     it("maps bad requests to InvalidArgument, AlreadyExists and NotFound", async () => {

@@ -21,6 +21,7 @@ async function rejection(promise: Promise<unknown>): Promise<ConnectError> {
 describeContract(
   {
     component: musicComponent,
+    caller: "engine",
     create: (env) => {
       const streams = createMusicStreams();
       streamsByMode.set(env.mode, streams);
@@ -100,6 +101,15 @@ describeContract(
       const handle = streams().open("g5", () => {});
       const err = await rejection(t.clientAs(undefined).playMusic({ gameId: "g5", sound: Sound.FLAP }));
       expect(err.code).toBe(Code.Unauthenticated);
+      handle.close();
+    });
+
+    it("refuses PlayMusic from a player's own token with PermissionDenied, and sends nothing", async () => {
+      const sent: unknown[] = [];
+      const handle = streams().open("g6", (clip) => void sent.push(clip));
+      const err = await rejection(t.clientAs(await t.token("mallory")).playMusic({ gameId: "g6", sound: Sound.FLAP }));
+      expect(err.code).toBe(Code.PermissionDenied);
+      expect(sent).toEqual([]);
       handle.close();
     });
   },

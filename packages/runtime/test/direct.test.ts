@@ -3,7 +3,7 @@ import { Code, ConnectError, createContextKey, createContextValues, type Handler
 import { defineComponent, principalKey } from "@flaplab/component";
 import { WorldGenService, WorldSchema, type GenerateWorldRequest } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { CALLER_HEADER, createRuntime, parseTopology, type CallRecord, type Runtime } from "../src/index.js";
+import { CALLER_HEADER, createRuntime, DEFAULT_CALL_TIMEOUT_MS, parseTopology, type CallRecord, type Runtime } from "../src/index.js";
 
 // A world generator stand-in whose handler each test sets, called in direct mode.
 const worldgen = defineComponent({ name: "worldgen", service: WorldGenService });
@@ -22,7 +22,10 @@ beforeEach(() => {
   runtime = createRuntime({
     topology: parseTopology({ name: "t", groups: { one: { components: all, address: "127.0.0.1:9000" } } }),
     group: "one",
-    verifier: { verify: (token) => Promise.resolve({ username: "alice", token, expiresAt: new Date(Date.now() + 60_000) }) },
+    // Every token passes as the initiator's credential acting for alice (GenerateWorld is internal).
+    verifier: {
+      verify: (token) => Promise.resolve({ username: "alice", token, expiresAt: new Date(Date.now() + 60_000), service: "initiator" }),
+    },
     callLog: (r) => records.push(r),
   });
   runtime.mount(worldgen, {
@@ -60,7 +63,9 @@ describe("direct calls: the handler context", () => {
     expect(seen!.service).toBe(WorldGenService);
     expect(seen!.requestHeader.get("x-extra")).toBe("1");
     expect(seen!.requestHeader.get(CALLER_HEADER)).toBe("test.-");
-    expect(seen!.timeoutMs()).toBeUndefined();
+    // A call that sets no deadline gets the runtime's default one.
+    expect(seen!.timeoutMs()).toBeGreaterThan(DEFAULT_CALL_TIMEOUT_MS - 1000);
+    expect(seen!.timeoutMs()).toBeLessThanOrEqual(DEFAULT_CALL_TIMEOUT_MS);
   });
 
   it("aborts ctx.signal with the caller's reason when the caller aborts mid-call", async () => {

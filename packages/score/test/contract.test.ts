@@ -10,6 +10,7 @@ const stores: ScoreStore[] = [];
 describeContract(
   {
     component: scoreComponent,
+    caller: "engine",
     create: async (env) => {
       const store = await openScoreStore({ dataDir: join(env.dataDir, "score") });
       stores.push(store);
@@ -31,7 +32,7 @@ describeContract(
 
     it("returns only the caller's own runs, newest first", async () => {
       await t.client.recordRun({ gameId: "alice-2", score: 31, ticks: 1200, seed: 8525n });
-      const bob = t.clientAs(await t.token("bob"));
+      const bob = await t.as("bob");
       await bob.recordRun({ gameId: "bob-1", score: 12, ticks: 700, seed: 1n });
 
       const mine = await t.client.getScores({});
@@ -42,7 +43,7 @@ describeContract(
     });
 
     it("serves the leaderboard by score, highest first", async () => {
-      const carol = t.clientAs(await t.token("carol"));
+      const carol = await t.as("carol");
       await carol.recordRun({ gameId: "carol-1", score: 31, ticks: 1300, seed: 2n });
       const { leaderboard } = await carol.getScores({ limit: 3 });
       // alice-2 and carol-1 tie on 31: the earlier finish ranks first.
@@ -52,7 +53,7 @@ describeContract(
     });
 
     it("refuses a game id that is already recorded and keeps the first run", async () => {
-      const bob = t.clientAs(await t.token("bob"));
+      const bob = await t.as("bob");
       await expect(bob.recordRun({ gameId: "alice-1", score: 99_999, ticks: 5 })).rejects.toMatchObject({
         code: Code.AlreadyExists,
       });
@@ -83,6 +84,23 @@ describeContract(
       await expect(t.clientAs("garbage").getScores({})).rejects.toMatchObject({ code: Code.Unauthenticated });
       const { ownRuns } = await t.client.getScores({ limit: 100 });
       expect(ownRuns.some((r) => r.gameId === "anon-1")).toBe(false);
+    });
+
+    it("refuses RecordRun from a player's own token with PermissionDenied, and stores nothing", async () => {
+      const player = t.clientAs(await t.token("mallory"));
+      await expect(player.recordRun({ gameId: "forged-1", score: 100_000, ticks: 1 })).rejects.toMatchObject({
+        code: Code.PermissionDenied,
+      });
+      // The same token may still read the scoreboard: GetScores is for players.
+      const { leaderboard } = await player.getScores({ limit: 100 });
+      expect(leaderboard.some((r) => r.gameId === "forged-1")).toBe(false);
+    });
+
+    it("refuses a component credential that names no player with InvalidArgument", async () => {
+      const anonymous = t.clientAs(await t.serviceSigner.tokenFor("engine", undefined));
+      await expect(anonymous.recordRun({ gameId: "nobody-1", score: 1, ticks: 1 })).rejects.toMatchObject({
+        code: Code.InvalidArgument,
+      });
     });
   },
 );

@@ -5,7 +5,15 @@ import type { DescService } from "@bufbuild/protobuf";
 import type { Client, ServiceImpl } from "@connectrpc/connect";
 import { COMPONENT_NAMES, type ComponentDefinition, type ComponentName } from "@flaplab/component";
 import { createHost, type Host } from "@flaplab/host";
-import { createSigner, createVerifier, loadOrCreateKeys, type Signer } from "@flaplab/identity";
+import {
+  createServiceSigner,
+  createSigner,
+  createVerifier,
+  loadOrCreateKeys,
+  loadServiceKeys,
+  type ServiceSigner,
+  type Signer,
+} from "@flaplab/identity";
 import { createRuntime, parseTopology, type CallRecord, type Runtime, type Topology } from "@flaplab/runtime";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe } from "vitest";
@@ -32,6 +40,12 @@ export interface ComponentUnderTest<S extends DescService = DescService> {
 }
 
 export interface ContractSpec<S extends DescService> extends ComponentUnderTest<S> {
+  /**
+   * The component that calls this one in a deployment. When set, `t.client` and `t.as(...)` carry
+   * its component credential acting for the player (as internal methods require); otherwise they
+   * carry the player's own token.
+   */
+  readonly caller?: ComponentName;
   /** Components the one under test calls; mounted with it, as the mode places them. */
   readonly peers?: readonly ComponentUnderTest<DescService>[];
 }
@@ -39,12 +53,18 @@ export interface ContractSpec<S extends DescService> extends ComponentUnderTest<
 /** What a suite gets; valid inside tests and hooks (after the mode has started). */
 export interface ContractContext<S extends DescService> {
   readonly mode: ContractMode;
-  /** A client authenticated as "alice". */
+  /** A client acting for "alice": the spec's caller acting for her, or her own token. */
   readonly client: Client<S>;
+  /** Like `client`, acting for `username`. */
+  as(username: string): Promise<Client<S>>;
   /** A client sending `token` (none when undefined). */
   clientAs(token: string | undefined): Client<S>;
+  /** A client carrying the credential of component `caller` acting for `username` (none when omitted). */
+  asComponent(caller: ComponentName, username?: string): Promise<Client<S>>;
   /** A valid token for `username`. */
   token(username: string): Promise<string>;
+  /** Signs component credentials the runtime accepts. */
+  readonly serviceSigner: ServiceSigner;
   /** Call records written so far in this mode. */
   readonly calls: readonly CallRecord[];
   /** The base URL of the component under test in networked modes, undefined otherwise. */
@@ -81,6 +101,12 @@ export function describeContract<S extends DescService>(
           return need().client;
         },
         clientAs: (token) => need().clientAs(token),
+        as: (username) => need().as(username),
+        asComponent: async (caller, username) =>
+          need().clientAs(await need().serviceSigner.tokenFor(caller, username)),
+        get serviceSigner() {
+          return need().serviceSigner;
+        },
         token: async (username) => (await need().signer.sign(username)).token,
         get calls() {
           return need().records;
@@ -99,7 +125,9 @@ export function describeContract<S extends DescService>(
 interface ModeSetup<S extends DescService> {
   client: Client<S>;
   clientAs(token: string | undefined): Client<S>;
+  as(username: string): Promise<Client<S>>;
   signer: Signer;
+  serviceSigner: ServiceSigner;
   records: CallRecord[];
   baseUrl: string | undefined;
   stop(): Promise<void>;
@@ -109,7 +137,9 @@ async function startMode<S extends DescService>(spec: ContractSpec<S>, mode: Con
   const dataDir = await mkdtemp(join(tmpdir(), `flaplab-${spec.component.name}-${mode}-`));
   const keys = await loadOrCreateKeys(join(dataDir, "identity"));
   const signer = createSigner({ privateKey: keys.privateKey });
-  const verifier = createVerifier({ publicKey: keys.publicKey });
+  const serviceKeys = await loadServiceKeys({ dataDir: join(dataDir, "identity"), env: {} });
+  const serviceSigner = createServiceSigner({ privateKey: serviceKeys.privateKey });
+  const verifier = createVerifier({ publicKey: keys.publicKey, serviceKey: serviceKeys.publicKey });
   const records: CallRecord[] = [];
   const units = [spec as unknown as ComponentUnderTest, ...(spec.peers ?? [])];
   const topology = await topologyFor(mode, units.map((u) => u.component.name));
@@ -119,7 +149,7 @@ async function startMode<S extends DescService>(spec: ContractSpec<S>, mode: Con
   const runtimeFor = (groupName: string): Runtime => {
     let rt = runtimes.get(groupName);
     if (!rt) {
-      rt = createRuntime({ topology, group: groupName, verifier, callLog: (r) => records.push(r) });
+      rt = createRuntime({ topology, group: groupName, verifier, serviceSigner, callLog: (r) => records.push(r) });
       runtimes.set(groupName, rt);
     }
     return rt;
@@ -147,7 +177,8 @@ async function startMode<S extends DescService>(spec: ContractSpec<S>, mode: Con
     }
   }
   const tester = runtimeFor(mode.startsWith("networked") ? TESTER : "all");
-  const alice = (await signer.sign("alice")).token;
+  const credentialFor = async (username: string): Promise<string> =>
+    spec.caller !== undefined ? serviceSigner.tokenFor(spec.caller, username) : (await signer.sign(username)).token;
   const clientAs = (token: string | undefined): Client<S> => {
     const client = tester.client(spec.component, TESTER);
     if (token === undefined) return client;
@@ -155,9 +186,11 @@ async function startMode<S extends DescService>(spec: ContractSpec<S>, mode: Con
   };
   const testedGroup = topology.groups.find((g) => g.name === groupNameOf(spec.component.name))!;
   return {
-    client: clientAs(alice),
+    client: clientAs(await credentialFor("alice")),
     clientAs,
+    as: async (username) => clientAs(await credentialFor(username)),
     signer,
+    serviceSigner,
     records,
     baseUrl: mode.startsWith("networked") ? testedGroup.publicUrl : undefined,
     async stop() {

@@ -17,6 +17,7 @@ async function rejection(promise: Promise<unknown>): Promise<ConnectError> {
 describeContract(
   {
     component: worldgenComponent,
+    caller: "initiator",
     create: () => createWorldGen(),
     peers: [],
   },
@@ -53,6 +54,12 @@ describeContract(
     it("rejects a call without a token with Unauthenticated", async () => {
       const err = await rejection(t.clientAs(undefined).generateWorld({ gameId: "g6", viewport, seed: 1n }));
       expect(err.code).toBe(Code.Unauthenticated);
+    });
+
+    it("refuses GenerateWorld from a player's own token with PermissionDenied", async () => {
+      const err = await rejection(t.clientAs(await t.token("mallory")).generateWorld({ gameId: "g7", viewport, seed: 1n }));
+      expect(err.code).toBe(Code.PermissionDenied);
+      expect(err.rawMessage).toMatch(/internal/);
     });
   },
 );
