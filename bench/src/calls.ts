@@ -73,7 +73,7 @@ export async function runCalls(opts: RunOptions): Promise<SectionResult> {
   const budgets = opts.quick ? QUICK : FULL;
   const dir = await mkdtemp(join(opts.workDir, "calls-"));
   const keys = await benchKeys(dir);
-  const token = (await keys.signer.sign("bench")).token;
+  const token = await keys.callerToken();
   const callOptions = { headers: { authorization: `Bearer ${token}` } };
   const request = benchRequest();
   const rows: CallRow[] = [];

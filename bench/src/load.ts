@@ -40,7 +40,7 @@ export async function runLoad(opts: RunOptions): Promise<SectionResult> {
   const plan = opts.quick ? QUICK : FULL;
   const dir = await mkdtemp(join(opts.workDir, "load-"));
   const keys = await benchKeys(dir);
-  const token = (await keys.signer.sign("bench")).token;
+  const token = await keys.callerToken();
   const callOptions = { headers: { authorization: `Bearer ${token}` } };
   const request = benchRequest();
   const rows: LoadRow[] = [];

@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   const profileFile = process.argv[3];
   const dir = await mkdtemp(join(tmpdir(), "flaplab-profile-"));
   const keys = await benchKeys(dir);
-  const token = (await keys.signer.sign("bench")).token;
+  const token = await keys.callerToken();
   const headers = { authorization: `Bearer ${token}` };
   const request = benchRequest();
   const runtime = createRuntime({ topology: inProcessTopology("direct"), group: "all", verifier: keys.verifier });

@@ -29,7 +29,7 @@ async function network(dir: string, modeId: string, calls: number): Promise<void
   const mode = NETWORK_MODES.find((m) => m.id === modeId);
   if (!mode) throw new Error(`unknown mode ${modeId} (modes: ${NETWORK_MODES.map((m) => m.id).join(", ")})`);
   const keys = await benchKeys(dir);
-  const token = (await keys.signer.sign("bench")).token;
+  const token = await keys.callerToken();
   const server = await startChild("rpc-server.ts");
   try {
     const ports = await server.request<RpcServerPorts>({ type: "start", keysDir: dir });

@@ -9,7 +9,15 @@ import {
   type GenerateWorldRequest,
   type WorldGenService,
 } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
-import { createSigner, createVerifier, loadOrCreateKeys, type Signer, type Verifier } from "@flaplab/identity";
+import {
+  createServiceSigner,
+  createSigner,
+  createVerifier,
+  loadOrCreateKeys,
+  loadServiceKeys,
+  type Signer,
+  type Verifier,
+} from "@flaplab/identity";
 import { type NetworkSettings, parseTopology, type Topology } from "@flaplab/runtime";
 import { createWorldGen } from "@flaplab/worldgen";
 import { EASY_SEED } from "./autopilot.js";
@@ -85,10 +93,18 @@ export function clientTopology(port: number, network: NetworkSettings): Topology
 export interface BenchKeys {
   readonly signer: Signer;
   readonly verifier: Verifier;
+  /** The credential a real GenerateWorld call carries: the initiator's, acting for the player "bench". */
+  callerToken(): Promise<string>;
 }
 
-/** The key pair in `dir` (created if missing): a signer for tokens and a verifier the runtime checks them with. */
+/** The keys in `dir` (created if missing): player and component credentials, and the verifier the runtime checks them with. */
 export async function benchKeys(dir: string): Promise<BenchKeys> {
   const keys = await loadOrCreateKeys(join(dir, "identity"));
-  return { signer: createSigner({ privateKey: keys.privateKey }), verifier: createVerifier({ publicKey: keys.publicKey }) };
+  const serviceKeys = await loadServiceKeys({ dataDir: join(dir, "identity"), env: {} });
+  const serviceSigner = createServiceSigner({ privateKey: serviceKeys.privateKey });
+  return {
+    signer: createSigner({ privateKey: keys.privateKey }),
+    verifier: createVerifier({ publicKey: keys.publicKey, serviceKey: serviceKeys.publicKey }),
+    callerToken: async () => serviceSigner.tokenFor("initiator", "bench"),
+  };
 }
