@@ -6,7 +6,7 @@ import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
 import { EngineService, HandleInputRequestSchema, Key } from "@flaplab/contracts/engine/v1/engine_pb";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
-import { createSigner, loadOrCreateKeys } from "@flaplab/identity";
+import { createServiceSigner, createSigner, loadOrCreateKeys, loadServiceKeys } from "@flaplab/identity";
 import { loadTopology } from "@flaplab/runtime";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,6 +18,8 @@ let server: RunningServer;
 let dir: string;
 let baseUrl: string;
 let token: string;
+/** The engine's component credential acting for "tester", as internal methods need. */
+let engineToken: string;
 
 beforeAll(async () => {
   const topo = await topologyOnFreePorts("monolith");
@@ -31,6 +33,8 @@ beforeAll(async () => {
   baseUrl = `http://127.0.0.1:${server.port}`;
   const auth = createClient(AuthService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
   token = (await auth.register({ username: "tester", password: "correct horse battery" })).session!.token;
+  const serviceKeys = await loadServiceKeys({ dataDir: dir, env: {} });
+  engineToken = await createServiceSigner({ privateKey: serviceKeys.privateKey }).tokenFor("engine", "tester");
 }, 60_000);
 
 afterAll(async () => {
@@ -157,7 +161,7 @@ describe("bad messages get clear Connect errors and the server keeps serving", (
   it("unknown game id → not_found", async () => {
     const engine = createClient(EngineService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
     const code = await codeOf(
-      engine.handleInput({ gameId: "no-such-game", key: Key.SPACE, seq: 1 }, { headers: { authorization: `Bearer ${token}` } }),
+      engine.handleInput({ gameId: "no-such-game", key: Key.SPACE, seq: 1 }, { headers: { authorization: `Bearer ${engineToken}` } }),
     );
     expect(code).toBe(Code.NotFound);
     await stillServing();
@@ -165,7 +169,7 @@ describe("bad messages get clear Connect errors and the server keeps serving", (
 
   it("recording a run for a finished game twice keeps the first (already_exists), nothing lost", async () => {
     const score = createClient(ScoreService, createConnectTransport({ baseUrl, httpVersion: "2" }));
-    const headers = { authorization: `Bearer ${token}` };
+    const headers = { authorization: `Bearer ${engineToken}` };
     await score.recordRun({ gameId: "g-dup", score: 7, ticks: 402, seed: 1n }, { headers });
     expect(await codeOf(score.recordRun({ gameId: "g-dup", score: 99, ticks: 1, seed: 1n }, { headers }))).toBe(
       Code.AlreadyExists,
