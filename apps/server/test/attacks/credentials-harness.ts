@@ -1,0 +1,67 @@
+// A real monolith on loopback ports and a registered player: what the credential attacks start from.
+import { rm } from "node:fs/promises";
+import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import type { DescService } from "@bufbuild/protobuf";
+import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
+import { loadTopology } from "@flaplab/runtime";
+import { pino } from "pino";
+import { startServer, type RunningServer } from "../../src/server.js";
+import { topologyOnFreePorts } from "../helpers.js";
+
+export interface Monolith {
+  readonly server: RunningServer;
+  readonly dir: string;
+  readonly baseUrl: string;
+  /** Registers a player and returns their token. */
+  register(username: string): Promise<string>;
+  /** A client of `service` over Connect (HTTP/1.1, JSON) or gRPC (h2c) that sends `headers` on every call. */
+  client<S extends DescService>(service: S, protocol: "connect" | "grpc", headers: Record<string, string>): Client<S>;
+  stop(): Promise<void>;
+}
+
+export async function startMonolith(): Promise<Monolith> {
+  const topo = await topologyOnFreePorts("monolith");
+  const server = await startServer({
+    topology: await loadTopology(topo.file),
+    group: "monolith",
+    dataDir: topo.dir,
+    logger: pino({ level: "silent" }),
+  });
+  const baseUrl = `http://127.0.0.1:${server.port}`;
+  const auth = createClient(AuthService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
+  return {
+    server,
+    dir: topo.dir,
+    baseUrl,
+    async register(username) {
+      return (await auth.register({ username, password: "a long enough password" })).session!.token;
+    },
+    client(service, protocol, headers) {
+      const setHeaders: Interceptor = (next) => (req) => {
+        for (const [k, v] of Object.entries(headers)) req.header.set(k, v);
+        return next(req);
+      };
+      const interceptors = [setHeaders];
+      const transport = protocol === "grpc"
+        ? createGrpcTransport({ baseUrl, interceptors })
+        : createConnectTransport({ baseUrl, httpVersion: "1.1", interceptors });
+      return createClient(service, transport);
+    },
+    async stop() {
+      await server.stop();
+      await rm(topo.dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The Connect error code name of a failed call ("permission_denied"), or "ok". */
+export async function outcome(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+    return "ok";
+  } catch (err) {
+    const code = ConnectError.from(err).code;
+    return Code[code]!.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
+  }
+}
