@@ -7,7 +7,8 @@
 // Environment: FLAPLAB_DOMAIN (required: a Route 53 hosted zone; HTTPS listeners need a domain),
 // FLAPLAB_DEFAULT_REGION (region for "local" groups, the web site and SST's state; us-east-1),
 // FLAPLAB_HTTP3_GROUPS (groups whose streams also get native HTTP/3 over UDP 443; none).
-// Secrets (per stage): JwtPrivateKey and JwtPublicKey, Ed25519 PEM (`sst secret set`).
+// Secrets (per stage): JwtPrivateKey and JwtPublicKey (the players' tokens) and ServicePrivateKey
+// (the components' shared key), Ed25519 PEM (`sst secret set`).
 
 const DEFAULT_REGION = process.env.FLAPLAB_DEFAULT_REGION ?? "us-east-1";
 
@@ -41,6 +42,7 @@ export default $config({
     const secrets = {
       JwtPrivateKey: new sst.Secret("JwtPrivateKey"),
       JwtPublicKey: new sst.Secret("JwtPublicKey"),
+      ServicePrivateKey: new sst.Secret("ServicePrivateKey"),
     };
     const outputs: Record<string, $util.Input<string>> = {};
 

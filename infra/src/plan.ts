@@ -26,6 +26,7 @@ export const ENV = {
   http3: "FLAPLAB_HTTP3",
   jwtPublicKey: "FLAPLAB_JWT_PUBLIC_KEY",
   jwtPrivateKey: "FLAPLAB_JWT_PRIVATE_KEY",
+  servicePrivateKey: "FLAPLAB_SERVICE_PRIVATE_KEY",
   scoreDatabaseUrl: "FLAPLAB_SCORE_DATABASE_URL",
 } as const;
 
@@ -71,7 +72,7 @@ export interface PlanOptions {
 
 /** An environment value known only at deploy time. */
 export type DeployValue =
-  | { readonly from: "secret"; readonly name: "JwtPrivateKey" | "JwtPublicKey"; readonly sensitive: boolean }
+  | { readonly from: "secret"; readonly name: "JwtPrivateKey" | "JwtPublicKey" | "ServicePrivateKey"; readonly sensitive: boolean }
   | { readonly from: "database"; readonly name: string; readonly sensitive: true };
 
 export type ContainerPort = `${typeof CONNECT_PORT}/http` | `${typeof STREAM_PORT}/https`;
@@ -231,7 +232,7 @@ const DOMAIN_RE = /^(?=.{1,200}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-
 const REGION_RE = /^[a-z]{2}(-gov)?-[a-z]+-\d$/;
 const ZONE_RE = /^[a-z]$/;
 /** SST component names the plan uses for things other than services. */
-const RESERVED_NAMES = new Set(["Web", "ScoreDatabase", "JwtPrivateKey", "JwtPublicKey"]);
+const RESERVED_NAMES = new Set(["Web", "ScoreDatabase", "JwtPrivateKey", "JwtPublicKey", "ServicePrivateKey"]);
 
 /** "us-east-1" → "UsEast1", "music-eu" → "MusicEu". */
 export function pascalCase(name: string): string {
@@ -454,6 +455,8 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     if (h3) environment[ENV.http3] = "1";
     const deployEnvironment: Record<string, DeployValue> = {
       [ENV.jwtPublicKey]: { from: "secret", name: "JwtPublicKey", sensitive: false },
+      // The components' shared key: every service signs and checks component credentials and stream tickets.
+      [ENV.servicePrivateKey]: { from: "secret", name: "ServicePrivateKey", sensitive: true },
     };
     if (p.spec.components.includes("auth")) {
       deployEnvironment[ENV.jwtPrivateKey] = { from: "secret", name: "JwtPrivateKey", sensitive: true };

@@ -164,7 +164,7 @@ describe("multiregion", () => {
 });
 
 describe("environment", () => {
-  it("gives every service its topology, group, data dir and the public key; the private key only to auth", () => {
+  it("gives every service its topology, group, data dir, the public key and the components' shared key; the private key only to auth", () => {
     for (const stage of ["monolith", "microservices", "multiaz", "multiregion"]) {
       const p = plan(stage);
       for (const s of p.services) {
@@ -172,6 +172,7 @@ describe("environment", () => {
         expect(s.environment[ENV.group]).toBe(s.group);
         expect(s.environment[ENV.dataDir]).toBe("/var/lib/flaplab");
         expect(s.deployEnvironment[ENV.jwtPublicKey]).toEqual({ from: "secret", name: "JwtPublicKey", sensitive: false });
+        expect(s.deployEnvironment[ENV.servicePrivateKey]).toEqual({ from: "secret", name: "ServicePrivateKey", sensitive: true });
         const runsAuth = s.components.includes("auth");
         expect(s.deployEnvironment[ENV.jwtPrivateKey] !== undefined, `${stage}/${s.group}`).toBe(runsAuth);
         const runsScore = s.components.includes("score");

@@ -177,11 +177,13 @@ describe("sst.config.ts", () => {
       for (const [k, v] of Object.entries(s.environment)) expect(args.environment[k], k).toBe(v);
       expect(unwrap(args.environment[ENV.jwtPublicKey])).toBe("<secret JwtPublicKey>");
       expect(args.environment[ENV.jwtPrivateKey]).toBeUndefined();
+      expect(args.environment[ENV.servicePrivateKey]).toBeUndefined();
       const ssmKeys = Object.keys(args.ssm).sort();
       const expected = [
         ...(s.group === "auth" ? [ENV.jwtPrivateKey] : []),
         ...(s.group === "score" ? [ENV.scoreDatabaseUrl] : []),
-      ];
+        ENV.servicePrivateKey,
+      ].sort();
       expect(ssmKeys, s.group).toEqual(expected);
     }
     const dbParam = params.find((c) => c.name === "ScoreEnvScoreDatabase")!;
