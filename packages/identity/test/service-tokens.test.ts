@@ -132,3 +132,22 @@ describe("loadServiceKeys", () => {
     await expect(loadServiceKeys({ env: {} })).rejects.toThrow(SERVICE_KEY_ENV);
   });
 });
+
+describe("the verifier's cache", () => {
+  it("answers `cached` only for a token verified before, whole and unexpired", async () => {
+    let now = Date.now();
+    const v = createVerifier({ publicKey: player.publicKey, serviceKey: service.publicKey, now: () => now });
+    const token = (await createSigner({ privateKey: player.privateKey, ttlSeconds: 60 }).sign("alice")).token;
+    expect(v.cached(token)).toBeUndefined();
+    await v.verify(token);
+    expect(v.cached(` ${token}`.slice(1))).toMatchObject({ username: "alice" }); // an equal, distinct string
+    // Same signature end, different payload: not the cached principal, and it does not verify.
+    const [h, , sig] = token.split(".");
+    const forged = `${h}.${Buffer.from(JSON.stringify({ username: "mallory", iss: "flaplab", aud: "flaplab", exp: 9e9 })).toString("base64url")}.${sig}`;
+    expect(v.cached(forged)).toBeUndefined();
+    await expect(v.verify(forged)).rejects.toMatchObject({ code: Code.Unauthenticated });
+    expect(v.cached(token)).toMatchObject({ username: "alice" });
+    now += 120_000;
+    expect(v.cached(token)).toBeUndefined();
+  });
+});

@@ -1,9 +1,15 @@
 import { Agent } from "node:http";
-import { create, type DescMessage, type DescMethodUnary, type DescService, type MessageInitShape } from "@bufbuild/protobuf";
+import {
+  create,
+  type DescMessage,
+  type DescMethodUnary,
+  type DescService,
+  type MessageInitShape,
+  type MessageShape,
+} from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
-  createContextValues,
   createRouterTransport,
   type ContextValues,
   type HandlerContext,
@@ -18,10 +24,11 @@ import {
   createGrpcWebTransport,
   Http2SessionManager,
 } from "@connectrpc/connect-node";
-import { currentCall, isComponentName, type ComponentDefinition } from "@flaplab/component";
-import type { ServiceSigner } from "@flaplab/identity";
+import { currentCall, isComponentName, type CallContext, type ComponentDefinition } from "@flaplab/component";
+import { parseBearer, type ServiceSigner } from "@flaplab/identity";
 import type { CallLog, CallMode } from "./call-log.js";
-import { CALLER_HEADER, codeName, gameIdOf } from "./guard.js";
+import { CALLER_HEADER, DirectContext } from "./direct-context.js";
+import { codeName, gameIdOf } from "./guard.js";
 import type { GroupSpec, NetworkSettings } from "./topology.js";
 
 /** One edge of the call graph, as seen by the caller. */
@@ -41,9 +48,47 @@ export interface CallSite {
 }
 
 /**
- * Runs one outgoing call: a component's call carries a component credential acting for the player
- * of the call being served (other callers, such as tests, forward the player's token), names the
- * caller in a header, times the call and writes its record.
+ * The credential a component's call carries when the caller set none: its component credential
+ * acting for the player of the call being served. Callers outside the topology (tests, the bench)
+ * forward the player's token of the call being served, if any.
+ */
+function credentialFor(site: CallSite, call: CallContext | undefined): string | Promise<string> | undefined {
+  if (site.serviceSigner !== undefined && isComponentName(site.caller)) {
+    return site.serviceSigner.tokenFor(site.caller, call?.principal?.username);
+  }
+  return call?.principal?.token;
+}
+
+/** The verb of the call being served, when the caller is the component serving it. */
+function sourceVerb(site: CallSite, call: CallContext | undefined): string {
+  return call !== undefined && call.component === site.caller ? call.verb : "-";
+}
+
+function writeRecord(site: CallSite, verb: string, srcVerb: string, gameId: string, started: bigint, code: string): void {
+  site.log({
+    src: site.caller,
+    srcVerb,
+    dst: site.target.name,
+    dstVerb: verb,
+    gameId,
+    mode: site.mode,
+    protocol: site.protocol,
+    httpVersion: site.httpVersion,
+    durationNs: Number(process.hrtime.bigint() - started),
+    code,
+    srcGroup: site.callerGroup.name,
+    dstGroup: site.targetGroup.name,
+    srcRegion: site.callerGroup.region,
+    dstRegion: site.targetGroup.region,
+    srcZone: site.callerGroup.zone,
+    dstZone: site.targetGroup.zone,
+    side: "client",
+  });
+}
+
+/**
+ * Runs one outgoing call over a transport with headers: puts the credential and the caller on the
+ * request, times the call and writes its record.
  */
 async function observe<T>(
   site: CallSite,
@@ -54,14 +99,10 @@ async function observe<T>(
 ): Promise<T> {
   const call = currentCall();
   if (!header.has("authorization")) {
-    if (site.serviceSigner !== undefined && isComponentName(site.caller)) {
-      const token = await site.serviceSigner.tokenFor(site.caller, call?.principal?.username);
-      header.set("authorization", `Bearer ${token}`);
-    } else if (call?.principal) {
-      header.set("authorization", `Bearer ${call.principal.token}`);
-    }
+    const credential = credentialFor(site, call);
+    if (credential !== undefined) header.set("authorization", `Bearer ${await credential}`);
   }
-  const srcVerb = call && call.component === site.caller ? call.verb : "-";
+  const srcVerb = sourceVerb(site, call);
   header.set(CALLER_HEADER, `${site.caller}.${srcVerb}`);
   const gameId = gameIdOf(message) ?? call?.gameId ?? "";
   const started = process.hrtime.bigint();
@@ -72,25 +113,7 @@ async function observe<T>(
     code = codeName(err);
     throw err;
   } finally {
-    site.log({
-      src: site.caller,
-      srcVerb,
-      dst: site.target.name,
-      dstVerb: verb,
-      gameId,
-      mode: site.mode,
-      protocol: site.protocol,
-      httpVersion: site.httpVersion,
-      durationNs: Number(process.hrtime.bigint() - started),
-      code,
-      srcGroup: site.callerGroup.name,
-      dstGroup: site.targetGroup.name,
-      srcRegion: site.callerGroup.region,
-      dstRegion: site.targetGroup.region,
-      srcZone: site.callerGroup.zone,
-      dstZone: site.targetGroup.zone,
-      side: "client",
-    });
+    writeRecord(site, verb, srcVerb, gameId, started, code);
   }
 }
 
@@ -101,91 +124,45 @@ function observingInterceptor(site: CallSite): Interceptor {
 
 type UnaryHandler = (req: unknown, ctx: HandlerContext) => Promise<unknown> | unknown;
 
-/**
- * The handler context of a direct call, with the behaviour of Connect's `createHandlerContext`
- * but not its cost: that one links two AbortControllers and copies the request headers on every
- * call, and aborting it at the end builds a DOMException, most of a direct call's time. Here the
- * signal exists once a handler reads `ctx.signal`; it then aborts when the caller's signal does,
- * at the deadline (with DeadlineExceeded) and when the call is over, as Connect's does. A class
- * rather than closures, so that a call creates no functions: under tsx (esbuild's `keepNames`)
- * each named function created costs ≈ 0.3 µs.
- */
-class DirectContext implements HandlerContext {
-  readonly protocolName = "direct";
-  readonly requestMethod = "POST";
+/** The response of a direct call; its headers are built only if the caller reads them. */
+class DirectResponse<I extends DescMessage, O extends DescMessage> implements UnaryResponse<I, O> {
+  readonly stream = false as const;
   readonly service: DescService;
-  readonly values: ContextValues;
-  readonly timeoutMs: () => number | undefined = noTimeout;
-  readonly responseHeader = new Headers();
-  readonly responseTrailer = new Headers();
-  private readonly deadline: number | undefined;
-  private controller: AbortController | undefined;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private ended: { reason: unknown } | undefined;
-  private onCallerAbort: (() => void) | undefined;
-
   constructor(
-    readonly method: DescMethodUnary,
-    readonly requestHeader: Headers,
-    private readonly callerSignal: AbortSignal | undefined,
-    timeoutMs: number | undefined,
-    contextValues: ContextValues | undefined,
+    readonly method: DescMethodUnary<I, O>,
+    readonly message: MessageShape<O>,
+    private readonly ctx: DirectContext,
   ) {
     this.service = method.parent;
-    this.values = contextValues ?? createContextValues();
-    if (timeoutMs !== undefined) {
-      const deadline = Date.now() + timeoutMs;
-      this.deadline = deadline;
-      this.timeoutMs = () => deadline - Date.now();
-    }
   }
-
-  get url(): string {
-    return `direct:/${this.service.typeName}/${this.method.name}`;
+  get header(): Headers {
+    return this.ctx.responseHeader;
   }
-
-  get signal(): AbortSignal {
-    if (this.controller) return this.controller.signal;
-    this.controller = new AbortController();
-    const { callerSignal, deadline, ended } = this;
-    if (ended) this.stop(ended.reason);
-    else if (callerSignal?.aborted) this.stop(callerSignal.reason);
-    else if (deadline !== undefined && deadline <= Date.now()) this.stop(deadlineExceeded());
-    else {
-      if (callerSignal) {
-        this.onCallerAbort = () => this.stop(callerSignal.reason);
-        callerSignal.addEventListener("abort", this.onCallerAbort);
-      }
-      if (deadline !== undefined) this.timer = setTimeout(() => this.stop(deadlineExceeded()), deadline - Date.now());
-    }
-    return this.controller.signal;
-  }
-
-  /** Ends the call: aborts the signal if a handler has it, with `reason`. */
-  abort(reason?: unknown): void {
-    if (this.ended) return;
-    this.ended = { reason };
-    this.stop(reason);
-  }
-
-  private stop(reason: unknown): void {
-    clearTimeout(this.timer);
-    if (this.onCallerAbort) this.callerSignal?.removeEventListener("abort", this.onCallerAbort);
-    if (this.controller && !this.controller.signal.aborted) this.controller.abort(reason);
+  get trailer(): Headers {
+    return this.ctx.responseTrailer;
   }
 }
 
-function noTimeout(): undefined {
-  return undefined;
-}
-
-function deadlineExceeded(): ConnectError {
-  return new ConnectError("the operation timed out", Code.DeadlineExceeded);
+/** The `Authorization: Bearer` token of the headers a caller passed, if any. */
+function bearerIn(init: ConstructorParameters<typeof Headers>[0] | undefined): string | undefined {
+  if (init === undefined) return undefined;
+  let value: string | null | undefined;
+  if (init instanceof Headers) value = init.get("authorization");
+  else if (Array.isArray(init)) value = init.find((entry) => entry[0]?.toLowerCase() === "authorization")?.[1];
+  else {
+    const record = init as Record<string, string>;
+    value = record["authorization"] ?? record["Authorization"];
+    if (value === undefined) {
+      for (const k in record) if (k.toLowerCase() === "authorization") value = record[k];
+    }
+  }
+  return value === undefined || value === null ? undefined : parseBearer(value);
 }
 
 /**
- * Direct mode: the callee's handler is called with the request object itself. No serialization,
- * but the same token check (the handler is the guarded one) and the same call record.
+ * Direct mode: the callee's handler is called with the request object itself. No serialization
+ * and no headers, but the same token check (the handler is the guarded one, which reads the
+ * credential from the context) and the same call record.
  */
 export function directTransport(site: CallSite, resolveImpl: () => ServiceImpl<DescService>): Transport {
   return {
@@ -197,28 +174,39 @@ export function directTransport(site: CallSite, resolveImpl: () => ServiceImpl<D
       input: MessageInitShape<I>,
       contextValues?: ContextValues,
     ): Promise<UnaryResponse<I, O>> {
-      const requestHeader = new Headers(header);
       const message = create(method.input, input);
-      return observe(site, method.name, requestHeader, message, async () => {
+      const call = currentCall();
+      let bearer = bearerIn(header);
+      if (bearer === undefined) {
+        const credential = credentialFor(site, call);
+        bearer = typeof credential === "object" ? await credential : credential;
+      }
+      const srcVerb = sourceVerb(site, call);
+      const gameId = gameIdOf(message) ?? call?.gameId ?? "";
+      const started = process.hrtime.bigint();
+      let code = "ok";
+      const ctx = new DirectContext(
+        method,
+        header,
+        bearer,
+        `${site.caller}.${srcVerb}`,
+        signal,
+        timeoutMs ?? site.defaultTimeoutMs,
+        contextValues,
+      );
+      try {
         const handler = (resolveImpl() as unknown as Record<string, UnaryHandler>)[method.localName];
         if (!handler) throw new ConnectError(`${method.name} is not implemented`, Code.Unimplemented);
-        const ctx = new DirectContext(method, requestHeader, signal, timeoutMs ?? site.defaultTimeoutMs, contextValues);
-        try {
-          const output = await handler(message, ctx);
-          return {
-            stream: false,
-            service: method.parent,
-            method,
-            header: ctx.responseHeader,
-            trailer: ctx.responseTrailer,
-            message: create(method.output, output as MessageInitShape<O>),
-          };
-        } catch (err) {
-          throw ConnectError.from(err);
-        } finally {
-          ctx.abort();
-        }
-      });
+        const output = await handler(message, ctx);
+        return new DirectResponse(method, create(method.output, output as MessageInitShape<O>), ctx);
+      } catch (err) {
+        const e = ConnectError.from(err);
+        code = codeName(e);
+        throw e;
+      } finally {
+        ctx.abort();
+        writeRecord(site, method.name, srcVerb, gameId, started, code);
+      }
     },
     stream() {
       return Promise.reject(new ConnectError("streaming calls are not served by the runtime", Code.Unimplemented));

@@ -8,20 +8,21 @@ import {
 } from "@flaplab/component";
 import { parseBearer } from "@flaplab/identity";
 import type { CallLog, CallRecord } from "./call-log.js";
+import { CALLER_HEADER, DirectContext } from "./direct-context.js";
 import type { GroupSpec } from "./topology.js";
 
 /** Checks a bearer token; throws ConnectError(Unauthenticated) when it is not valid. */
 export interface TokenVerifier {
   verify(token: string): Promise<Principal>;
+  /** The principal of a token verified before, without waiting (optional: a fast path). */
+  cached?(token: string): Principal | undefined;
 }
 
-/**
- * Header a runtime client puts on every call: "<component>.<verb>" of the caller. It is believed
- * only on calls that carry a component credential; any other call is logged as external.
- */
-export const CALLER_HEADER = "x-flaplab-caller";
+// The caller header ("<component>.<verb>") is believed only on calls that carry a component
+// credential; any other call is logged as external.
+export { CALLER_HEADER } from "./direct-context.js";
 
-type UnaryHandler = (req: unknown, ctx: HandlerContext) => Promise<unknown>;
+type UnaryHandler = (req: unknown, ctx: HandlerContext) => unknown;
 
 /**
  * Wraps a component's implementation with what every call mode shares: token verification for
@@ -47,29 +48,61 @@ export function guardService<S extends DescService>(
     const isPublic = def.publicMethods.includes(method.name);
     const isInternal = def.internalMethods.includes(method.name);
     const internalOnly = `${def.service.typeName}/${method.name} is internal: only components may call it`;
-    guarded[method.localName] = async (req, ctx) => {
-      // Until a component credential says otherwise, the caller is outside the topology.
-      let external = true;
-      const started = process.hrtime.bigint();
+    const serve = (req: unknown, ctx: HandlerContext, principal: Principal | undefined): unknown => {
+      if (principal !== undefined) ctx.values.set(principalKey, principal);
+      return runInCall({ component: def.name, verb: method.name, principal, gameId: gameIdOf(req) }, () =>
+        handler.call(impl, req, ctx),
+      );
+    };
+    /** Serves a call from outside the topology and writes its record when it ends. */
+    const serveLogged = async (req: unknown, ctx: HandlerContext, started: bigint, check: () => Promise<Principal | undefined>) => {
       let code = "ok";
       try {
-        let principal: Principal | undefined;
-        if (!isPublic) {
-          principal = await verifier.verify(parseBearer(ctx.requestHeader.get("authorization")));
-          if (principal.service !== undefined && ctx.requestHeader.has(CALLER_HEADER)) external = false;
-          if (isInternal && principal.service === undefined) throw new ConnectError(internalOnly, Code.PermissionDenied);
-          ctx.values.set(principalKey, principal);
-        }
-        const gameId = gameIdOf(req);
-        return await runInCall({ component: def.name, verb: method.name, principal, gameId }, () =>
-          handler.call(impl, req, ctx),
-        );
+        return await serve(req, ctx, await check());
       } catch (err) {
         code = codeName(err);
         throw err;
       } finally {
-        if (external) log(externalRecord(def, method, group, req, ctx, started, code));
+        log(externalRecord(def, method, group, req, ctx, started, code));
       }
+    };
+    const admit = (principal: Principal): Principal => {
+      if (isInternal && principal.service === undefined) throw new ConnectError(internalOnly, Code.PermissionDenied);
+      return principal;
+    };
+    // Not an async function: a call with a component credential verified before is served without
+    // waiting and without a promise of its own (each costs, with AsyncLocalStorage's hooks).
+    guarded[method.localName] = (req, ctx) => {
+      const started = process.hrtime.bigint();
+      if (isPublic) return serveLogged(req, ctx, started, () => Promise.resolve(undefined));
+      // A direct call carries its credential and caller on the context, not in headers.
+      const direct = ctx instanceof DirectContext ? ctx : undefined;
+      let bearer: string | undefined;
+      try {
+        bearer = direct !== undefined ? direct.bearer : parseBearer(ctx.requestHeader.get("authorization"));
+        if (bearer === undefined) throw new ConnectError("missing bearer token", Code.Unauthenticated);
+      } catch (err) {
+        return serveLogged(req, ctx, started, () => Promise.reject(err));
+      }
+      const known = verifier.cached?.(bearer);
+      // The caller header is believed only with a component credential; any other call is external.
+      const fromComponent = known?.service !== undefined && (direct !== undefined || ctx.requestHeader.has(CALLER_HEADER));
+      if (fromComponent) return serve(req, ctx, admit(known));
+      const token = bearer;
+      if (known === undefined) {
+        // Not verified yet: verify, then serve; a component's call is not logged here (its caller logs it).
+        const verified = verifier.verify(token);
+        return verified.then(
+          (principal) => {
+            if (principal.service !== undefined && (direct !== undefined || ctx.requestHeader.has(CALLER_HEADER))) {
+              return serve(req, ctx, admit(principal));
+            }
+            return serveLogged(req, ctx, started, async () => admit(principal));
+          },
+          (err: unknown) => serveLogged(req, ctx, started, () => Promise.reject(err)),
+        );
+      }
+      return serveLogged(req, ctx, started, async () => admit(known));
     };
   }
   return guarded as unknown as ServiceImpl<S>;
