@@ -1,6 +1,6 @@
 import { once } from "node:events";
 import { join } from "node:path";
-import { createHost, type Host } from "@flaplab/host";
+import { corsOriginsFromEnv, createHost, defaultCorsOrigins, hostLimitsFromEnv, resolveHostLimits, type Host, type HostLimits } from "@flaplab/host";
 import { createStreamServer, loadOrCreateDevCertificate, type StreamServer } from "@flaplab/streams";
 import { createServiceSigner, createVerifier, loadKeys, loadServiceKeys } from "@flaplab/identity";
 import { createCallLogger, createRuntime, pinoCallLog, type Runtime, type Topology } from "@flaplab/runtime";
@@ -18,6 +18,10 @@ export interface ServerOptions {
   readonly streamPort?: number;
   /** Postgres URL for the score component's runs (FLAPLAB_SCORE_DATABASE_URL); SQLite in `dataDir` without one. */
   readonly scoreDatabaseUrl?: string;
+  /** RPC port limits: defaults, then FLAPLAB_* environment overrides (root README), then these. */
+  readonly hostLimits?: Partial<HostLimits>;
+  /** Browser origins allowed on the RPC port; default FLAPLAB_CORS_ORIGINS, else the local web client and the topology's web address. */
+  readonly corsOrigins?: readonly string[];
 }
 
 export interface RunningServer {
@@ -34,6 +38,9 @@ export interface RunningServer {
 /** Starts one process group of a topology: its components, behind one Fastify host. */
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const { topology, group, dataDir, logger } = opts;
+  // Bad FLAPLAB_* values fail here, before anything is opened.
+  const hostLimits = resolveHostLimits({ ...hostLimitsFromEnv(process.env), ...opts.hostLimits });
+  const corsOrigins = opts.corsOrigins ?? corsOriginsFromEnv(process.env, defaultCorsOrigins(topology.web.publicUrl));
   const needsPrivateKey = topology.groups.find((g) => g.name === group)?.components.includes("auth") ?? false;
   const keys = await loadKeys({ dataDir, create: needsPrivateKey });
   // The components' shared key: component credentials between components, and stream tickets.
@@ -53,7 +60,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     callLog: pinoCallLog(createCallLogger(destination)),
   });
   const mounted = await mountGroup(runtime, { dataDir, keys, serviceKeys, logger, scoreDatabaseUrl: opts.scoreDatabaseUrl });
-  const host = await createHost({ runtime, logger });
+  const host = await createHost({
+    runtime,
+    logger,
+    limits: hostLimits,
+    corsOrigins,
+  });
   const port = await host.listen(opts.port);
   let streams: StreamServer | undefined;
   if (Object.keys(mounted.streamRoutes).length > 0) {

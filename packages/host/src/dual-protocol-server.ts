@@ -6,28 +6,117 @@ import {
   type ServerHttp2Session,
 } from "node:http2";
 import { createServer as createTcpServer, type Server, type Socket } from "node:net";
+import type { Logger } from "pino";
+import { createAdmission, type Admission } from "./admission.js";
+import type { HostLimits } from "./config.js";
+import { createEventTally, type EventTally } from "./event-tally.js";
 
 type Handler = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void;
 
 /** How long close() lets calls in flight finish before it cuts their connections. */
 export const CLOSE_GRACE_MS = 3000;
 
+export interface DualProtocolOptions {
+  readonly limits: HostLimits;
+  readonly logger: Logger;
+  /** CORS headers for answers written outside Fastify (shed calls) to a browser from `origin`. */
+  readonly corsHeaders?: (origin: string | undefined) => Record<string, string>;
+  /** Interval of the rate-limited shed and connection logs (default 5000 ms). */
+  readonly logIntervalMs?: number;
+}
+
+/** The dual-protocol server, with its admission control and counters. */
+export interface DualProtocolServer extends Server {
+  readonly admission: Admission;
+  /** Calls shed, per reason (`queue-full`, `queue-timeout`), since start. */
+  readonly shed: EventTally;
+  /** Connections closed by the server (`first-byte-timeout`, `idle-h2c`, `max-connections`), since start. */
+  readonly closedConnections: EventTally;
+}
+
 /**
  * One TCP port for HTTP/1.1 and h2c (HTTP/2 with prior knowledge): the first bytes of a connection
  * decide. Node's own servers speak only one of the two without TLS.
  *
+ * Bounded: at most `maxConnections` connections; one that sends nothing within
+ * `firstByteTimeoutMs` (or HTTP/1.1 headers not complete within it) is closed; an HTTP/1.1
+ * keep-alive connection or an h2c session with no call in progress for `idleTimeoutMs` is closed.
+ * RPCs pass a concurrency limit with a bounded queue (`admission.ts`); h2c sessions advertise
+ * `maxStreamsPerSession` and get `maxSessionMemoryMiB`, so that a flood on one connection is
+ * answered call by call with `resource_exhausted` instead of Node's ENHANCE_YOUR_CALM resets and
+ * the session's destruction (see the package README).
+ *
  * close() is graceful: no new connections, idle ones closed at once, HTTP/2 sessions told to go
  * away after their open streams, and whatever is still open after CLOSE_GRACE_MS destroyed.
  */
-export function createDualProtocolServer(handler: Handler): Server {
-  const h1 = createHttp1Server(handler as (req: IncomingMessage, res: ServerResponse) => void);
-  const h2 = createHttp2Server(handler as (req: Http2ServerRequest, res: Http2ServerResponse) => void);
-  h1.keepAliveTimeout = 65_000;
+export function createDualProtocolServer(handler: Handler, opts: DualProtocolOptions): DualProtocolServer {
+  const { limits, logger } = opts;
+  const intervalMs = opts.logIntervalMs ?? 5000;
+  const shed = createEventTally({
+    logger,
+    event: "rpc-shed",
+    message: "calls shed with resource_exhausted",
+    intervalMs,
+    context: () => ({ inFlight: admission.inFlight(), queued: admission.queued() }),
+  });
+  const closedConnections = createEventTally({
+    logger,
+    event: "connections-closed",
+    message: "connections closed by the server",
+    level: "info",
+    intervalMs,
+    context: () => ({ open: sockets.size }),
+  });
+  const admission = createAdmission(handler, {
+    maxConcurrent: limits.maxConcurrentCalls,
+    maxQueued: limits.maxQueuedCalls,
+    maxQueueWaitMs: limits.maxQueueWaitMs,
+    shedLog: shed,
+    ...(opts.corsHeaders ? { corsHeaders: opts.corsHeaders } : {}),
+  });
+  const h1 = createHttp1Server(
+    {
+      keepAliveTimeout: limits.idleTimeoutMs,
+      headersTimeout: limits.firstByteTimeoutMs,
+      requestTimeout: Math.max(300_000, limits.firstByteTimeoutMs),
+      connectionsCheckingInterval: Math.min(30_000, Math.max(100, Math.floor(limits.firstByteTimeoutMs / 4))),
+    },
+    admission.handle as (req: IncomingMessage, res: ServerResponse) => void,
+  );
+  // Node checks headers and request timeouts only once the server has emitted "listening"; this
+  // one never listens (it gets its connections from the front server).
+  h1.emit("listening");
+  const h2 = createHttp2Server(
+    {
+      settings: { maxConcurrentStreams: limits.maxStreamsPerSession },
+      maxSessionMemory: limits.maxSessionMemoryMiB,
+    },
+    admission.handle as (req: Http2ServerRequest, res: Http2ServerResponse) => void,
+  );
   const sockets = new Set<Socket>();
   const sessions = new Set<ServerHttp2Session>();
   h2.on("session", (session: ServerHttp2Session) => {
     sessions.add(session);
-    session.on("close", () => sessions.delete(session));
+    // Idle: no stream open for idleTimeoutMs.
+    let open = 0;
+    const idle = setTimeout(() => {
+      if (open > 0 || session.closed || session.destroyed) return;
+      closedConnections.add("idle-h2c");
+      session.close();
+      setTimeout(() => session.destroy(), 1000).unref();
+    }, limits.idleTimeoutMs);
+    idle.unref();
+    session.on("stream", (stream) => {
+      if (open++ === 0) clearTimeout(idle);
+      stream.once("close", () => {
+        if (--open === 0) idle.refresh();
+      });
+    });
+    session.on("error", (err) => logger.warn({ event: "h2-session-error", err: { message: err.message, code: (err as NodeJS.ErrnoException).code } }, "h2c session error"));
+    session.on("close", () => {
+      clearTimeout(idle);
+      sessions.delete(session);
+    });
   });
   // HTTP/1.1 sockets with a response in progress; every other HTTP/1.1 socket is idle.
   const busy = new Map<Socket, number>();
@@ -45,11 +134,20 @@ export function createDualProtocolServer(handler: Handler): Server {
   const front = createTcpServer((socket) => {
     sockets.add(socket);
     socket.setNoDelay(true);
-    socket.on("close", () => sockets.delete(socket));
+    const firstByte = setTimeout(() => {
+      closedConnections.add("first-byte-timeout");
+      socket.destroy();
+    }, limits.firstByteTimeoutMs);
+    firstByte.unref();
+    socket.on("close", () => {
+      clearTimeout(firstByte);
+      sockets.delete(socket);
+    });
     socket.on("error", () => socket.destroy());
     socket.once("readable", () => {
       const head = socket.read(3) ?? socket.read();
       if (head === null) return;
+      clearTimeout(firstByte);
       socket.unshift(head);
       const isH2 = (head as Buffer).toString("latin1").startsWith("PRI");
       if (!isH2) {
@@ -59,7 +157,9 @@ export function createDualProtocolServer(handler: Handler): Server {
       (isH2 ? h2 : h1).emit("connection", socket);
       if (closing) drain();
     });
-  });
+  }) as DualProtocolServer;
+  front.maxConnections = limits.maxConnections;
+  front.on("drop", () => closedConnections.add("max-connections"));
   const drain = (): void => {
     for (const s of sessions) if (!s.closed) s.close();
     for (const socket of h1Sockets) if (!busy.has(socket)) socket.end();
@@ -70,6 +170,9 @@ export function createDualProtocolServer(handler: Handler): Server {
     closing = true;
     const result = close(cb);
     drain();
+    h1.close(); // stops its timeout checks
+    shed.close();
+    closedConnections.close();
     const cut = setTimeout(() => {
       for (const s of sockets) s.destroy();
     }, CLOSE_GRACE_MS);
@@ -77,6 +180,7 @@ export function createDualProtocolServer(handler: Handler): Server {
       clearTimeout(cut);
     });
     return result;
-  }) as Server["close"];
+  }) as DualProtocolServer["close"];
+  Object.assign(front, { admission, shed, closedConnections });
   return front;
 }

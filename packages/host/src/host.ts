@@ -4,7 +4,8 @@ import type { Runtime } from "@flaplab/runtime";
 import { fastify, LogController, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { registerConnectRoutes } from "./connect-routes.js";
-import { createDualProtocolServer } from "./dual-protocol-server.js";
+import { defaultCorsOrigins, normalizeOrigin, resolveHostLimits, type HostLimits } from "./config.js";
+import { createDualProtocolServer, type DualProtocolServer } from "./dual-protocol-server.js";
 
 export interface HostOptions {
   readonly runtime: Runtime;
@@ -13,6 +14,27 @@ export interface HostOptions {
   readonly readMaxBytes?: number;
   /** Extra routes (e.g. streams) registered on the same Fastify instance. */
   readonly extend?: (app: FastifyInstance) => Promise<void> | void;
+  /** Connection timeouts, connection cap, overload limits (defaults: DEFAULT_HOST_LIMITS). */
+  readonly limits?: Partial<HostLimits>;
+  /**
+   * Browser origins allowed to call (CORS); any other origin gets no access-control-allow-origin.
+   * Default: the local web client, http://127.0.0.1:5173 and http://localhost:5173.
+   */
+  readonly corsOrigins?: readonly string[];
+  /** Interval of the rate-limited shed and connection logs (default 5000 ms). */
+  readonly logIntervalMs?: number;
+}
+
+export interface HostStats {
+  /** RPCs being handled / waiting for a slot now. */
+  readonly inFlight: number;
+  readonly queued: number;
+  /** RPCs shed with resource_exhausted since start, per reason (`queue-full`, `queue-timeout`). */
+  readonly shed: Readonly<Record<string, number>>;
+  /** Connections the server closed since start, per reason (`first-byte-timeout`, `idle-h2c`, `max-connections`). */
+  readonly closedConnections: Readonly<Record<string, number>>;
+  /** Open TCP connections on the port. */
+  readonly connections: number;
 }
 
 export interface Host {
@@ -20,6 +42,7 @@ export interface Host {
   /** Listens on the group's address (or `port` when given, 0 for any) and returns the bound port. */
   listen(port?: number): Promise<number>;
   close(): Promise<void>;
+  stats(): Promise<HostStats>;
 }
 
 /**
@@ -29,20 +52,37 @@ export interface Host {
 export async function createHost(options: HostOptions): Promise<Host> {
   const { runtime, logger } = options;
   const readMaxBytes = options.readMaxBytes ?? 1024 * 1024;
+  const limits = resolveHostLimits(options.limits);
+  const corsOrigins = new Set((options.corsOrigins ?? defaultCorsOrigins()).map((o) => normalizeOrigin(o, "corsOrigins")));
+  const exposedHeaders = [...connectCors.exposedHeaders];
+  const corsHeaders = (origin: string | undefined): Record<string, string> =>
+    origin !== undefined && corsOrigins.has(origin)
+      ? { "access-control-allow-origin": origin, vary: "Origin", "access-control-expose-headers": exposedHeaders.join(", ") }
+      : {};
+  let server: DualProtocolServer | undefined;
   const app = fastify({
     loggerInstance: logger,
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: false, // the dual-protocol server drains its own connections
     bodyLimit: readMaxBytes,
     http2: true,
-    serverFactory: (handler) => createDualProtocolServer(handler as never) as never,
+    serverFactory: (handler) => {
+      server = createDualProtocolServer(handler as never, {
+        limits,
+        logger,
+        corsHeaders,
+        ...(options.logIntervalMs === undefined ? {} : { logIntervalMs: options.logIntervalMs }),
+      });
+      return server as never;
+    },
   }) as unknown as FastifyInstance;
 
   await app.register(fastifyCors, {
-    origin: true,
+    // Only listed origins are echoed back; others get no access-control-allow-origin.
+    origin: (origin, cb) => cb(null, origin !== undefined && corsOrigins.has(origin)),
     methods: [...connectCors.allowedMethods],
     allowedHeaders: [...connectCors.allowedHeaders, "Authorization"],
-    exposedHeaders: [...connectCors.exposedHeaders],
+    exposedHeaders,
     maxAge: 7200,
   });
   await registerConnectRoutes(app, {
@@ -71,6 +111,16 @@ export async function createHost(options: HostOptions): Promise<Host> {
     },
     async close() {
       await app.close();
+    },
+    async stats() {
+      const connections = await new Promise<number>((resolve) => app.server.getConnections((_err, n) => resolve(n ?? 0)));
+      return {
+        inFlight: server?.admission.inFlight() ?? 0,
+        queued: server?.admission.queued() ?? 0,
+        shed: server?.shed.totals() ?? {},
+        closedConnections: server?.closedConnections.totals() ?? {},
+        connections,
+      };
     },
   };
 }
