@@ -29,6 +29,8 @@ export interface RuntimeOptions {
   readonly serviceSigner?: ServiceSigner | undefined;
   /** Deadline of a call between components that sets none, ms (default 10 s). */
   readonly callTimeoutMs?: number | undefined;
+  /** Extra trusted CA certificates (PEM) for groups reached at https:// call URLs. */
+  readonly trustedCa?: string | Buffer | ReadonlyArray<string | Buffer> | undefined;
   /** Where call records go; nowhere when omitted. */
   readonly callLog?: CallLog;
   /** Largest message accepted in serialized and networked modes (default 1 MiB). */
@@ -119,7 +121,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     const key = p.targetGroup.name;
     let conn = connections.get(key);
     if (!conn) {
-      conn = openConnections(p.targetGroup.callUrl);
+      conn = openConnections(p.targetGroup.callUrl, { ca: options.trustedCa });
       connections.set(key, conn);
     }
     return networkTransport(site, networkFor(topology, caller, target.name), conn, readMaxBytes);
