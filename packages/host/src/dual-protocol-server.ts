@@ -107,7 +107,8 @@ export function createDualProtocolServer(handler: Handler, opts: DualProtocolOpt
     }, limits.idleTimeoutMs);
     idle.unref();
     session.on("stream", (stream) => {
-      if (open++ === 0) clearTimeout(idle);
+      // The timer keeps running (a cleared one cannot be refreshed); it ignores busy sessions.
+      open++;
       stream.once("close", () => {
         if (--open === 0) idle.refresh();
       });
