@@ -36,9 +36,34 @@ export type CallMode = "direct" | "serialized" | "networked" | "external";
 
 export type CallLog = (record: CallRecord) => void;
 
-/** A call log writing NDJSON through pino: one line per call. */
+/**
+ * A call log writing NDJSON to a pino logger's destination: one line per call, in the layout pino
+ * writes (`level`, `time`, the record's columns, `msg: "rpc"`). The line is built here rather
+ * than by `logger.info`: pino's general serializer costs ≈ 4.5 µs a record, four times a direct
+ * call; this one ≈ 1 µs. Strings go through JSON.stringify, so any value is escaped as pino would.
+ */
 export function pinoCallLog(logger: Logger): CallLog {
-  return (record) => logger.info(record, "rpc");
+  const destination = (logger as unknown as Record<symbol, { write(line: string): unknown } | undefined>)[pino.symbols.streamSym];
+  if (destination === undefined || !logger.isLevelEnabled("info")) return (record) => logger.info(record, "rpc");
+  const level = logger.levels.values["info"];
+  return (r) => {
+    destination.write(
+      `{"level":${level},"time":${Date.now()},"src":${str(r.src)},"srcVerb":${str(r.srcVerb)},"dst":${str(r.dst)},` +
+        `"dstVerb":${str(r.dstVerb)},"gameId":${str(r.gameId)},"mode":${str(r.mode)},"protocol":${str(r.protocol)},` +
+        `"httpVersion":${str(r.httpVersion)},"durationNs":${num(r.durationNs)},"code":${str(r.code)},` +
+        `"srcGroup":${str(r.srcGroup)},"dstGroup":${str(r.dstGroup)},"srcRegion":${str(r.srcRegion)},` +
+        `"dstRegion":${str(r.dstRegion)},"srcZone":${str(r.srcZone)},"dstZone":${str(r.dstZone)},"side":${str(r.side)},"msg":"rpc"}\n`,
+    );
+  };
+}
+
+/** A JSON string literal; plain values (most of a record) without calling JSON.stringify. */
+function str(value: string): string {
+  return /^[\w.:+\- ]*$/.test(value) ? `"${value}"` : JSON.stringify(value);
+}
+
+function num(value: number): string {
+  return Number.isFinite(value) ? String(value) : "null";
 }
 
 /** A pino logger for call records: epoch-ms `time`, no pid/hostname noise. */

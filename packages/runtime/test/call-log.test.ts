@@ -58,3 +58,21 @@ describe("call log", () => {
     expect(await out()).toContain("initiator,StartGame,worldgen,GenerateWorld,g-1,1234567");
   });
 });
+
+describe("call log lines", () => {
+  it("are the lines pino itself writes for the same record, escapes included", async () => {
+    const odd: CallRecord = { ...record, gameId: 'quote " backslash \\ newline \n unicode é', durationNs: 42 };
+    for (const r of [record, odd]) {
+      const sink = new PassThrough();
+      const chunks: Buffer[] = [];
+      sink.on("data", (c: Buffer) => chunks.push(c));
+      const logger = createCallLogger(sink);
+      pinoCallLog(logger)(r);
+      logger.info(r, "rpc");
+      await new Promise((resolve) => setImmediate(resolve));
+      const [ours, pinos] = Buffer.concat(chunks).toString().trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(Object.keys(ours!)).toEqual(Object.keys(pinos!));
+      expect({ ...ours, time: 0 }).toEqual({ ...pinos, time: 0 });
+    }
+  });
+});
