@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 
 const BENCH = resolve(import.meta.dirname, "..");
-const SECTIONS = ["calls", "load", "engine", "frames", "browser"];
+const SECTIONS = ["calls", "load", "engine", "frames", "browser", "overload"];
 let out: string | undefined;
 
 afterAll(async () => {
@@ -43,7 +43,7 @@ describe("bench --quick", () => {
     // Every speed comes with its sample count.
     expect(json.sections["calls"]!.table.headers).toEqual(expect.arrayContaining(["Samples", "p50 ÷ bare"]));
     const md = await readFile(join(out, "latest.md"), "utf8");
-    for (const title of ["1. Call modes", "2. Open-loop load", "3. Engine capacity", "4. Frame bytes", "5. Input latency"]) {
+    for (const title of ["1. Call modes", "2. Open-loop load", "3. Engine capacity", "4. Frame bytes", "5. Input latency", "6. Overload"]) {
       expect(md).toContain(`## ${title}`);
       expect(stdout).toContain(`## ${title}`);
     }

@@ -1,0 +1,269 @@
+// Section 6: overload. An open-loop flood of real GenerateWorld calls at twice the capacity on ONE
+// h2c connection, from this process's Connect gRPC client and from ghz (grpc-go) when
+// `pnpm run setup:ghz` installed it. The host must answer every call with OK or a proper
+// resource_exhausted / unavailable status (no HTTP/2 resets, no GOAWAY), keep its memory bounded
+// and answer /healthz afterwards.
+import { execFile } from "node:child_process";
+import { setMaxListeners } from "node:events";
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
+import { type Child, startChild } from "./child.js";
+import { Hist, type Percentiles } from "./hist.js";
+import { runOpenLoop } from "./openloop.js";
+import { benchKeys, benchRequest } from "./rpc-fixture.js";
+import type { RpcServerPorts } from "./rpc-server.js";
+import type { RunOptions, SectionResult } from "./section.js";
+import { count, sig } from "./table.js";
+
+const REPO = resolve(import.meta.dirname, "../..");
+export const GHZ = join(REPO, ".tools/bin/ghz");
+
+const FULL = { capacityMs: 2000, capacityCalls: 3000, loadMs: 10_000, factor: 2 };
+const QUICK = { capacityMs: 300, capacityCalls: 300, loadMs: 500, factor: 2 };
+
+export interface OverloadRow {
+  readonly client: string;
+  readonly offeredRps: number;
+  readonly calls: number;
+  readonly ok: number;
+  /** Errors per gRPC code name that a host sheds with (ResourceExhausted, Unavailable). */
+  readonly shed: Readonly<Record<string, number>>;
+  /** Any other error, by its message. */
+  readonly other: Readonly<Record<string, number>>;
+  /** Latency of the OK calls, µs (from the intended send time for this process's client; ghz's own timing otherwise). */
+  readonly okLatency: Percentiles;
+  readonly rssBeforeMb: number;
+  readonly rssPeakMb: number;
+  readonly healthyAfter: boolean;
+}
+
+const SHED_CODES = new Set(["ResourceExhausted", "Unavailable"]);
+
+export async function runOverload(opts: RunOptions): Promise<SectionResult> {
+  const started = performance.now();
+  const plan = opts.quick ? QUICK : FULL;
+  const dir = await mkdtemp(join(opts.workDir, "overload-"));
+  const keys = await benchKeys(dir);
+  const token = await keys.callerToken();
+  const headers = { authorization: `Bearer ${token}` };
+  const request = benchRequest();
+  const rows: OverloadRow[] = [];
+  const haveGhz = existsSync(GHZ);
+  // Thousands of calls in flight on one HTTP/2 session each listen to the session's abort signal.
+  setMaxListeners(16_384);
+  let capacity = { rps: 0, by: "" };
+  let server: Child | undefined;
+  try {
+    server = await startChild("rpc-server.ts");
+    const ports = await server.request<RpcServerPorts>({ type: "start", keysDir: dir });
+    const address = `127.0.0.1:${ports.worldgen}`;
+    const baseUrl = `http://${address}`;
+    const pid = server.pid;
+    const ghz = (args: readonly string[]) => runGhz(args, address, token, plan.loadMs);
+    // Capacity: closed loop, 32 calls in flight on the one connection, with the strongest client at hand.
+    if (haveGhz) {
+      const r = await ghz(["--concurrency=32", "-n", String(plan.capacityCalls)]);
+      capacity = { rps: r.rps, by: `ghz, closed loop, 32 in flight, ${count(plan.capacityCalls)} calls` };
+    } else {
+      capacity = { rps: await closedLoop(baseUrl, headers, plan.capacityMs), by: `Connect gRPC client, closed loop, 32 in flight, ${plan.capacityMs / 1000} s` };
+    }
+    const rate = Math.max(100, Math.round(plan.factor * capacity.rps));
+    opts.log(`  overload: capacity ${Math.round(capacity.rps)} rps (${capacity.by}); offering ${rate} rps`);
+
+    // This process's client: Connect's gRPC transport, one h2c session.
+    {
+      const client = createClient(WorldGenService, createGrpcTransport({ baseUrl }));
+      const shed: Record<string, number> = {};
+      const other: Record<string, number> = {};
+      const okHist = new Hist();
+      const rssBefore = await rssMb(pid);
+      const rss = watchRss(pid);
+      const r = await runOpenLoop({
+        rate,
+        durationMs: plan.loadMs,
+        maxInFlight: 8192,
+        drainMs: 30_000,
+        call: () =>
+          client.generateWorld(request, { headers, timeoutMs: 30_000 }).catch((err: unknown) => {
+            const e = ConnectError.from(err);
+            const name = Code[e.code];
+            if (SHED_CODES.has(name)) shed[name] = (shed[name] ?? 0) + 1;
+            else other[`${name}: ${e.rawMessage}`] = (other[`${name}: ${e.rawMessage}`] ?? 0) + 1;
+            throw err;
+          }),
+        onSample: (_i, intended, _sent, done, ok) => {
+          if (ok) okHist.record((done - intended) * 1000);
+        },
+      });
+      const rssPeak = await rss.stop();
+      rows.push({
+        client: "Connect gRPC client (Node, this process)",
+        offeredRps: r.scheduled / (plan.loadMs / 1000),
+        calls: r.completed + r.abandoned,
+        ok: r.completed - r.errors,
+        shed,
+        other: r.abandoned > 0 ? { ...other, unanswered: r.abandoned } : other,
+        okLatency: okHist.summary(),
+        rssBeforeMb: rssBefore,
+        rssPeakMb: rssPeak,
+        healthyAfter: await healthy(baseUrl),
+      });
+    }
+    if (haveGhz) {
+      const rssBefore = await rssMb(pid);
+      const rss = watchRss(pid);
+      const r = await ghz(["--async", `--rps=${rate}`, "-n", String(Math.round((rate * plan.loadMs) / 1000))]);
+      const rssPeak = await rss.stop();
+      const shed: Record<string, number> = {};
+      const other: Record<string, number> = {};
+      const okHist = new Hist();
+      for (const d of r.details ?? []) {
+        if (d.status === "OK") okHist.record(d.latency / 1000);
+        else if (SHED_CODES.has(d.status)) shed[d.status] = (shed[d.status] ?? 0) + 1;
+        else other[d.error || d.status] = (other[d.error || d.status] ?? 0) + 1;
+      }
+      rows.push({
+        client: "ghz v0.121.0 (grpc-go), --async",
+        offeredRps: rate,
+        calls: r.count,
+        ok: r.statusCodeDistribution?.["OK"] ?? 0,
+        shed,
+        other,
+        okLatency: okHist.summary(),
+        rssBeforeMb: rssBefore,
+        rssPeakMb: rssPeak,
+        healthyAfter: await healthy(baseUrl),
+      });
+    }
+  } finally {
+    await server?.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+  const clean = rows.every((r) => Object.keys(r.other).length === 0 && r.healthyAfter && r.ok > 0);
+  const fmtShed = (s: Readonly<Record<string, number>>) =>
+    Object.keys(s).length === 0 ? "0" : Object.entries(s).map(([k, v]) => `${k} ${count(v)}`).join(", ");
+  const fmtOther = (s: Readonly<Record<string, number>>) =>
+    Object.keys(s).length === 0 ? "0" : Object.entries(s).map(([k, v]) => `${count(v)} × ${k.slice(0, 80)}`).join("; ");
+  return {
+    id: "overload",
+    title: "6. Overload (open loop at 2× capacity, one h2c connection, real GenerateWorld)",
+    table: {
+      headers: ["Client", "Offered rps", "Calls", "OK", "Shed by code", "Other errors", "OK p50 ms", "OK p99 ms", "Server RSS before → peak (MB)", "/healthz after"],
+      align: ["l", "r", "r", "r", "l", "l", "r", "r", "r", "l"],
+      rows: rows.map((r) => [
+        r.client,
+        count(r.offeredRps),
+        count(r.calls),
+        count(r.ok),
+        fmtShed(r.shed),
+        fmtOther(r.other),
+        sig(r.okLatency.p50 === null ? null : r.okLatency.p50 / 1000),
+        sig(r.okLatency.p99 === null ? null : r.okLatency.p99 / 1000),
+        `${Math.round(r.rssBeforeMb)} → ${Math.round(r.rssPeakMb)}`,
+        r.healthyAfter ? "ok" : "FAILED",
+      ]),
+    },
+    notes: [
+      `Capacity ${count(capacity.rps)} rps (${capacity.by}); offered ${plan.factor}× for ${plan.loadMs / 1000} s. The server is the bench's worldgen host (real createWorldGen, default host limits) in its own process; RSS sampled from /proc every 50 ms.`,
+      `OK latency: from the intended send time for this process's client (coordinated omission corrected), ghz's own per-call latency for ghz. Shed calls come back at once; OK calls wait in the host's bounded queue.`,
+      haveGhz ? "ghz: .tools/bin/ghz." : `ghz not installed (${GHZ}): run pnpm run setup:ghz for the grpc-go row.`,
+    ],
+    goals: [
+      {
+        section: "6",
+        goal: "flood at 2× capacity on one h2c connection: only OK and resource_exhausted/unavailable, healthy after",
+        measured: rows.map((r) => `${r.client.split(" ")[0]}: ${count(r.ok)} OK, ${fmtShed(r.shed)}, other ${fmtOther(r.other)}, RSS peak ${Math.round(r.rssPeakMb)} MB`).join("; "),
+        met: opts.quick ? null : clean,
+      },
+    ],
+    data: { capacity, rate: rows[0]?.offeredRps, rows, plan },
+    seconds: (performance.now() - started) / 1000,
+  };
+}
+
+async function closedLoop(baseUrl: string, headers: Record<string, string>, ms: number): Promise<number> {
+  const client = createClient(WorldGenService, createGrpcTransport({ baseUrl }));
+  const request = benchRequest();
+  for (let i = 0; i < 20; i++) await client.generateWorld(request, { headers });
+  let done = 0;
+  const end = performance.now() + ms;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (performance.now() < end) {
+        await client.generateWorld(request, { headers });
+        done++;
+      }
+    }),
+  );
+  return done / (ms / 1000);
+}
+
+interface GhzReport {
+  readonly count: number;
+  readonly rps: number;
+  readonly statusCodeDistribution?: Record<string, number>;
+  readonly details?: readonly { readonly latency: number; readonly status: string; readonly error: string }[];
+}
+
+async function runGhz(args: readonly string[], address: string, token: string, loadMs: number): Promise<GhzReport> {
+  const { stdout } = await promisify(execFile)(
+    GHZ,
+    [
+      ...args,
+      "--insecure",
+      "--connections=1",
+      "--timeout=30s",
+      `--proto=${join(REPO, "proto/flaplab/worldgen/v1/worldgen.proto")}`,
+      `--import-paths=${join(REPO, "proto")}`,
+      "--call=flaplab.worldgen.v1.WorldGenService/GenerateWorld",
+      "-d",
+      JSON.stringify({ gameId: "bench-game", viewport: { width: 480, height: 640 }, seed: String(benchRequest().seed) }),
+      "-m",
+      JSON.stringify({ authorization: `Bearer ${token}` }),
+      "-O",
+      "json",
+      address,
+    ],
+    { timeout: loadMs + 90_000, maxBuffer: 512 * 1024 * 1024 },
+  );
+  return JSON.parse(stdout) as GhzReport;
+}
+
+async function rssMb(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
+  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+}
+
+/** Samples a process's RSS every 50 ms until stopped; resolves with the peak (MB). */
+function watchRss(pid: number): { stop(): Promise<number> } {
+  let peak = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      peak = Math.max(peak, await rssMb(pid));
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return Math.max(peak, await rssMb(pid));
+    },
+  };
+}
+
+async function healthy(baseUrl: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(5000) });
+    return res.status === 200;
+  } catch {
+    return false;
+  }
+}
+
