@@ -24,6 +24,8 @@ if ! command -v go >/dev/null; then
   apt-get update -qq && apt-get install -y -qq --no-install-recommends golang-go >/dev/null
 fi
 bash "$(dirname "$0")/setup-toxiproxy.sh"
+# ghz (grpc-go load client) for the h2c flood test's second client (about a minute to build).
+bash "$(dirname "$0")/setup-ghz.sh"
 initdb="$(postgres_initdb)"
 initdb="${initdb:-$(command -v initdb)}"
 echo "setup:test: $(/usr/bin/chromium --version 2>/dev/null | head -1), $(g++ --version | head -1), $(go version), $("$(dirname "$initdb")/postgres" --version)"
