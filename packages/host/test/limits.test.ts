@@ -9,7 +9,7 @@ import { defineComponent } from "@flaplab/component";
 import { WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import { createSigner, createVerifier, loadOrCreateKeys } from "@flaplab/identity";
 import { createRuntime, parseTopology } from "@flaplab/runtime";
-import { pino } from "pino";
+import { type Logger, pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   corsOriginsFromEnv,
@@ -41,7 +41,11 @@ afterAll(async () => {
 });
 
 /** A host whose GenerateWorld takes `gameId` ms when gameId is a number. */
-async function startHost(limits: Partial<HostLimits>, corsOrigins?: readonly string[]): Promise<{ host: Host; baseUrl: string; port: number }> {
+async function startHost(
+  limits: Partial<HostLimits>,
+  corsOrigins?: readonly string[],
+  logger: Logger = pino({ level: "silent" }),
+): Promise<{ host: Host; baseUrl: string; port: number }> {
   const topology = parseTopology({
     name: "limits-test",
     groups: {
@@ -57,7 +61,7 @@ async function startHost(limits: Partial<HostLimits>, corsOrigins?: readonly str
       return { world: { seed: req.seed ?? 0n, pipeSpacing: 150 } };
     },
   });
-  const host = await createHost({ runtime, logger: pino({ level: "silent" }), limits, ...(corsOrigins ? { corsOrigins } : {}) });
+  const host = await createHost({ runtime, logger, limits, logIntervalMs: 300, ...(corsOrigins ? { corsOrigins } : {}) });
   hosts.push(host);
   const port = await host.listen(0);
   return { host, baseUrl: `http://127.0.0.1:${port}`, port };
@@ -117,6 +121,25 @@ describe("overload", () => {
     await new Promise((r) => setTimeout(r, 50));
     expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200);
     await busy;
+  });
+
+  it("logs shedding as a few structured events, not one line per shed call", async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = pino({ level: "info" }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const { baseUrl } = await startHost({ maxConcurrentCalls: 1, maxQueuedCalls: 0 }, undefined, logger);
+    const client = createClient(WorldGenService, createGrpcTransport({ baseUrl }));
+    const busy = client.generateWorld({ gameId: "500" }, { headers });
+    await new Promise((r) => setTimeout(r, 50));
+    const shed = await Promise.all(Array.from({ length: 100 }, () => outcome(client.generateWorld({}, { headers }))));
+    expect(shed.every((o) => o.startsWith("ResourceExhausted"))).toBe(true);
+    await busy;
+    await new Promise((r) => setTimeout(r, 800)); // two log intervals: the summary, then the end
+    const events = lines.filter((l) => typeof l["event"] === "string" && String(l["event"]).startsWith("rpc-shed"));
+    expect(events.length).toBeLessThanOrEqual(3);
+    const counted = events.filter((e) => e["event"] === "rpc-shed").reduce((n, e) => n + ((e["counts"] as Record<string, number>)["queue-full"] ?? 0), 0);
+    expect(counted).toBe(100);
+    expect(events[0]).toMatchObject({ level: 40, event: "rpc-shed", inFlight: 1, queued: 0 });
+    expect(events.at(-1)).toMatchObject({ event: "rpc-shed-stopped", total: 100 });
   });
 
   it("advertises the stream limit to h2c clients", async () => {
