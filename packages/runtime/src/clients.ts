@@ -236,6 +236,9 @@ export interface Connections {
   readonly h2: Http2SessionManager;
 }
 
+/** Idle connections to another group are closed after this long (under the host's idle timeout). */
+export const CLIENT_IDLE_TIMEOUT_MS = 60_000;
+
 export interface ConnectionOptions {
   /** Extra trusted CA certificates (PEM) for https:// call URLs; the system's are trusted too. */
   readonly ca?: string | Buffer | ReadonlyArray<string | Buffer> | undefined;
@@ -249,8 +252,11 @@ export interface ConnectionOptions {
 export function openConnections(baseUrl: string, options: ConnectionOptions = {}): Connections {
   const tls = new URL(baseUrl).protocol === "https:";
   const ca = options.ca === undefined ? undefined : tlsRoots(options.ca);
-  const agent = tls ? new HttpsAgent({ keepAlive: true, ...(ca ? { ca } : {}) }) : new Agent({ keepAlive: true });
-  const h2 = new Http2SessionManager(baseUrl, {}, tls && ca ? { ca } : undefined);
+  // Idle connections are closed by the caller before the callee's host would (120 s by default),
+  // so that a call never goes out on a connection the server is closing at that moment.
+  const idle = { keepAlive: true, timeout: CLIENT_IDLE_TIMEOUT_MS };
+  const agent = tls ? new HttpsAgent({ ...idle, ...(ca ? { ca } : {}) }) : new Agent(idle);
+  const h2 = new Http2SessionManager(baseUrl, { idleConnectionTimeoutMs: CLIENT_IDLE_TIMEOUT_MS }, tls && ca ? { ca } : undefined);
   return { agent, h2 };
 }
 
