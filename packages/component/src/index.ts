@@ -4,3 +4,4 @@ export { principalKey, requirePrincipal } from "./principal.js";
 export type { Principal } from "./principal.js";
 export { currentCall, runInCall } from "./call-context.js";
 export type { CallContext } from "./call-context.js";
+export { clientAddressKey, clientAddressOf } from "./client-address.js";

@@ -1,6 +1,7 @@
-import { Code, ConnectError, createConnectRouter, type ConnectRouter, type ConnectRouterOptions } from "@connectrpc/connect";
+import { Code, ConnectError, createConnectRouter, createContextValues, type ConnectRouter, type ConnectRouterOptions } from "@connectrpc/connect";
 import { createLinkedAbortController, type UniversalHandler, type UniversalServerResponse } from "@connectrpc/connect/protocol";
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
+import { clientAddressKey } from "@flaplab/component";
 import type { FastifyInstance } from "fastify";
 
 export interface ConnectRoutesOptions extends ConnectRouterOptions {
@@ -33,7 +34,9 @@ function routesIn(app: FastifyInstance, opts: ConnectRoutesOptions): void {
   for (const handler of router.handlers) {
     app.all(handler.requestPath, async (req, reply) => {
       try {
-        const res = await serve(handler, universalRequestFromNodeRequest(req.raw, reply.raw, undefined, undefined));
+        // The caller's address, for handlers that limit per client (auth's login throttling).
+        const values = createContextValues().set(clientAddressKey, req.raw.socket.remoteAddress);
+        const res = await serve(handler, universalRequestFromNodeRequest(req.raw, reply.raw, undefined, values));
         for (const [key, value] of Object.entries(reply.getHeaders())) {
           if (value !== undefined) reply.raw.setHeader(key, value);
         }
