@@ -82,19 +82,50 @@ export interface InputResult {
 export interface GameTableOptions {
   /** Most games held at once (default 10 000); StartGame beyond it is ResourceExhausted. */
   readonly maxGames?: number;
+  /**
+   * Most unfinished games (ready or playing) one player may hold (default 3). At the limit a new
+   * game replaces the player's oldest game that never started; when all of them have started,
+   * `create` throws ResourceExhausted.
+   */
+  readonly maxGamesPerPlayer?: number;
   /** Epoch ms (default Date.now). */
   readonly clock?: () => number;
   /** How long a finished game stays before `sweep` removes it (default 60 s). */
   readonly finishedTtlMs?: number;
-  /** How long an unfinished game may go without input or tick before `sweep` removes it (default 10 min). */
+  /** How long a game that never started (no first input) stays before `sweep` removes it (default 60 s). */
+  readonly unplayedTtlMs?: number;
+  /** How long a started, unfinished game may go without input or tick before `sweep` removes it (default 10 min). */
   readonly idleTtlMs?: number;
-  /** Inputs kept per game (default 10 000). */
+  /** Inputs kept per game (default 1 000). */
   readonly maxInputLog?: number;
-  /** `create` sweeps at most this often, and always when the table is full (default 10 s). */
+  /**
+   * Period of the sweep timer, ms (default 10 s; 0: no timer, `sweep` runs only from `create`).
+   * `create` also sweeps at most this often, and always when the table is full.
+   */
   readonly sweepIntervalMs?: number;
+  /** Where sweeps that removed games and refusals are logged (pino-compatible). */
+  readonly logger?: GameTableLogger;
+}
+
+/** The part of a pino logger the table uses. */
+export interface GameTableLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+/** What one sweep removed, by reason. */
+export interface SweepResult {
+  readonly finished: number;
+  readonly unplayed: number;
+  readonly idle: number;
 }
 
 export const DEFAULT_MAX_GAMES = 10_000;
+export const DEFAULT_MAX_GAMES_PER_PLAYER = 3;
+export const DEFAULT_UNPLAYED_TTL_MS = 60_000;
+export const DEFAULT_SWEEP_INTERVAL_MS = 10_000;
+/** Refusals are logged at most this often (the first at once), with a count of the others. */
+const REFUSAL_LOG_INTERVAL_MS = 5_000;
 export const MAX_GAME_ID_LENGTH = 64;
 const GAME_ID = /^[\x21-\x7e]+$/;
 
@@ -120,24 +151,55 @@ export function birdOrDefault(bird: BirdBox | undefined): BirdBox {
  */
 export class GameTable {
   readonly maxGames: number;
+  readonly maxGamesPerPlayer: number;
   private readonly games = new Map<string, MutableGame>();
+  /** Unfinished games (ready or playing) of each player, in creation order. */
+  private readonly unfinished = new Map<string, Set<string>>();
   private readonly clock: () => number;
   private readonly finishedTtlMs: number;
+  private readonly unplayedTtlMs: number;
   private readonly idleTtlMs: number;
   private readonly maxInputLog: number;
   private readonly sweepIntervalMs: number;
+  private readonly logger: GameTableLogger | undefined;
+  private readonly timer: ReturnType<typeof setInterval> | undefined;
   private lastSweepMs = Number.NEGATIVE_INFINITY;
+  private refusals = { lastLogMs: Number.NEGATIVE_INFINITY, unlogged: 0 };
 
   constructor(options: GameTableOptions = {}) {
     this.maxGames = options.maxGames ?? DEFAULT_MAX_GAMES;
+    this.maxGamesPerPlayer = options.maxGamesPerPlayer ?? DEFAULT_MAX_GAMES_PER_PLAYER;
     this.clock = options.clock ?? Date.now;
     this.finishedTtlMs = options.finishedTtlMs ?? 60_000;
+    this.unplayedTtlMs = options.unplayedTtlMs ?? DEFAULT_UNPLAYED_TTL_MS;
     this.idleTtlMs = options.idleTtlMs ?? 600_000;
-    this.maxInputLog = options.maxInputLog ?? 10_000;
-    this.sweepIntervalMs = options.sweepIntervalMs ?? 10_000;
-    if (!Number.isInteger(this.maxGames) || this.maxGames < 1) {
-      throw new RangeError(`maxGames must be a positive integer, got ${this.maxGames}`);
+    this.maxInputLog = options.maxInputLog ?? 1_000;
+    this.sweepIntervalMs = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
+    this.logger = options.logger;
+    const positive = (name: string, value: number) => {
+      if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
+    };
+    positive("maxGames", this.maxGames);
+    positive("maxGamesPerPlayer", this.maxGamesPerPlayer);
+    positive("unplayedTtlMs", this.unplayedTtlMs);
+    if (!Number.isInteger(this.sweepIntervalMs) || this.sweepIntervalMs < 0) {
+      throw new RangeError(`sweepIntervalMs must be a whole number of ms, got ${this.sweepIntervalMs}`);
     }
+    if (this.sweepIntervalMs > 0) {
+      // Games nobody plays must go even when nobody creates games: sweep on a timer.
+      this.timer = setInterval(() => this.sweep(), this.sweepIntervalMs);
+      this.timer.unref();
+    }
+  }
+
+  /** Stops the sweep timer. The games stay. */
+  close(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+  }
+
+  /** How many unfinished games (ready or playing) `username` holds. */
+  unfinishedCount(username: string): number {
+    return this.unfinished.get(username)?.size ?? 0;
   }
 
   get size(): number {
@@ -163,7 +225,9 @@ export class GameTable {
 
   /**
    * Adds a game in the Ready state. Throws ConnectError: InvalidArgument (bad id, course or bird),
-   * AlreadyExists (id in use), ResourceExhausted (table full even after a sweep).
+   * AlreadyExists (id in use), ResourceExhausted (the owner holds `maxGamesPerPlayer` unfinished
+   * games that all started, or the table is full even after a sweep). At the per-player limit the
+   * owner's oldest game that never started is removed to make room.
    */
   create(init: NewGame): Game {
     const idProblem = checkGameId(init.id);
@@ -175,9 +239,14 @@ export class GameTable {
       throw new ConnectError(`game ${init.id} already exists`, Code.AlreadyExists);
     }
     const now = this.clock();
+    this.makeRoomFor(init.owner.username, init.id);
     if (this.games.size >= this.maxGames || now - this.lastSweepMs >= this.sweepIntervalMs) this.sweep();
     if (this.games.size >= this.maxGames) {
-      throw new ConnectError(`the engine already holds ${this.maxGames} games`, Code.ResourceExhausted);
+      this.refused({ event: "game-refused", reason: "table-full", maxGames: this.maxGames }, "engine game table is full");
+      throw new ConnectError(
+        `the engine already holds ${this.maxGames} games; try again in a minute`,
+        Code.ResourceExhausted,
+      );
     }
     const game: MutableGame = {
       id: init.id,
@@ -197,7 +266,53 @@ export class GameTable {
       inputs: [],
     };
     this.games.set(game.id, game);
+    let mine = this.unfinished.get(game.owner.username);
+    if (!mine) this.unfinished.set(game.owner.username, (mine = new Set()));
+    mine.add(game.id);
     return game;
+  }
+
+  /**
+   * Keeps a player under `maxGamesPerPlayer` unfinished games: at the limit, removes their oldest
+   * game that never started, or throws ResourceExhausted when every one of them has started.
+   */
+  private makeRoomFor(username: string, newId: string): void {
+    const mine = this.unfinished.get(username);
+    if (!mine || mine.size < this.maxGamesPerPlayer) return;
+    for (const id of mine) {
+      const game = this.games.get(id);
+      if (game && game.startedAtMs === undefined) {
+        this.delete(id);
+        this.logger?.info({ event: "game-replaced", gameId: id, by: newId, player: username }, "oldest unstarted game replaced");
+        return;
+      }
+    }
+    this.refused(
+      { event: "game-refused", reason: "player-limit", player: username, maxGamesPerPlayer: this.maxGamesPerPlayer },
+      "player holds too many games",
+    );
+    throw new ConnectError(
+      `player ${username} already has ${mine.size} games in progress (at most ${this.maxGamesPerPlayer}); finish one first`,
+      Code.ResourceExhausted,
+    );
+  }
+
+  /** Logs a refusal: the first at once, then at most one line per interval with the count since. */
+  private refused(fields: object, msg: string): void {
+    const now = this.clock();
+    if (now - this.refusals.lastLogMs < REFUSAL_LOG_INTERVAL_MS) {
+      this.refusals.unlogged++;
+      return;
+    }
+    this.logger?.warn({ ...fields, alsoRefused: this.refusals.unlogged }, msg);
+    this.refusals = { lastLogMs: now, unlogged: 0 };
+  }
+
+  private finish(game: MutableGame): void {
+    const mine = this.unfinished.get(game.owner.username);
+    if (!mine) return;
+    mine.delete(game.id);
+    if (mine.size === 0) this.unfinished.delete(game.owner.username);
   }
 
   /**
@@ -236,33 +351,55 @@ export class GameTable {
     if (events.ticked) {
       game.reflectedSeq = game.lastInputSeq;
       game.lastActivityMs = this.clock();
-      if (game.state.phase === "over") game.finishedAtMs = game.lastActivityMs;
+      if (game.state.phase === "over") {
+        game.finishedAtMs = game.lastActivityMs;
+        this.finish(game);
+      }
     }
     return events;
   }
 
   delete(id: string): boolean {
+    const game = this.games.get(id);
+    if (!game) return false;
+    this.finish(game);
     return this.games.delete(id);
   }
 
   /**
-   * Removes games finished more than `finishedTtlMs` ago and unfinished games idle for more than
-   * `idleTtlMs`. Returns how many were removed.
+   * Removes games finished more than `finishedTtlMs` ago, games that never started created more
+   * than `unplayedTtlMs` (or `idleTtlMs`, if shorter) ago, and started, unfinished games idle for more than `idleTtlMs`. Runs on
+   * the table's timer and from `create`. Returns how many were removed.
    */
   sweep(): number {
+    const { finished, unplayed, idle } = this.sweepByReason();
+    return finished + unplayed + idle;
+  }
+
+  /** `sweep`, with the count of each reason. */
+  sweepByReason(): SweepResult {
     const now = this.clock();
     this.lastSweepMs = now;
-    let removed = 0;
+    let finished = 0;
+    let unplayed = 0;
+    let idle = 0;
     for (const [id, game] of this.games) {
-      const expired =
-        game.finishedAtMs !== undefined
-          ? now - game.finishedAtMs >= this.finishedTtlMs
-          : now - game.lastActivityMs >= this.idleTtlMs;
-      if (expired) {
-        this.games.delete(id);
-        removed++;
+      if (game.finishedAtMs !== undefined) {
+        if (now - game.finishedAtMs < this.finishedTtlMs) continue;
+        finished++;
+      } else if (game.startedAtMs === undefined) {
+        if (now - game.createdAtMs < this.unplayedTtlMs && now - game.lastActivityMs < this.idleTtlMs) continue;
+        unplayed++;
+      } else {
+        if (now - game.lastActivityMs < this.idleTtlMs) continue;
+        idle++;
       }
+      this.delete(id);
     }
-    return removed;
+    const result = { finished, unplayed, idle };
+    if (finished + unplayed + idle > 0) {
+      this.logger?.info({ event: "games-swept", ...result, games: this.games.size }, "removed expired games");
+    }
+    return result;
   }
 }

@@ -1,7 +1,16 @@
-export { engineComponent, createEngine, courseOf, playStateOf, MAX_PIPES } from "./engine.js";
+export { engineComponent, createEngine, courseOf, checkWorld, playStateOf, MAX_PIPES } from "./engine.js";
 export type { EngineDeps } from "./engine.js";
-export { GameTable, checkGameId, birdOrDefault, DEFAULT_MAX_GAMES, MAX_GAME_ID_LENGTH } from "./games.js";
-export type { Game, GameOwner, GameTableOptions, InputRecord, InputResult, NewGame } from "./games.js";
+export {
+  GameTable,
+  checkGameId,
+  birdOrDefault,
+  DEFAULT_MAX_GAMES,
+  DEFAULT_MAX_GAMES_PER_PLAYER,
+  DEFAULT_SWEEP_INTERVAL_MS,
+  DEFAULT_UNPLAYED_TTL_MS,
+  MAX_GAME_ID_LENGTH,
+} from "./games.js";
+export type { Game, GameOwner, GameTableLogger, GameTableOptions, InputRecord, InputResult, NewGame, SweepResult } from "./games.js";
 export { TickScheduler, realTickClock } from "./scheduler.js";
 export type { TickClock, TickFn, TickInfo, ScheduledTask, TickSchedulerOptions } from "./scheduler.js";
 export { ManualTickClock } from "./manual-clock.js";

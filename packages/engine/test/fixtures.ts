@@ -44,3 +44,19 @@ export function openWorld(patch: Omit<MessageInitShape<typeof WorldSchema>, "$ty
 export function deadlyWorld(): World {
   return openWorld({ pipes: [{ gapStart: 1e6, gapHeight: 1 }, ...Array.from({ length: 99 }, () => OPEN_PIPE)] });
 }
+
+/** A gap the height of the 640 px viewport: the bird passes it anywhere on screen. */
+const FULL_GAP = { gapStart: 0, gapHeight: 640 };
+
+/**
+ * A 480×640 world of 100 pipes (spacing 191: 5 in view) in the shape the world generator makes
+ * (every gap inside the viewport), so StartGame accepts it; each gap is the whole viewport.
+ */
+export function fairWorld(patch: Omit<MessageInitShape<typeof WorldSchema>, "$typeName"> = {}): World {
+  return openWorld({ pipes: Array.from({ length: 100 }, () => FULL_GAP), ...patch });
+}
+
+/** A world StartGame accepts whose first pipe (a 1 px gap at the top) no bird can pass. */
+export function fairDeadlyWorld(): World {
+  return fairWorld({ pipes: [{ gapStart: 0, gapHeight: 1 }, ...Array.from({ length: 99 }, () => FULL_GAP)] });
+}

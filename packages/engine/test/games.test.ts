@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { viewOf } from "@flaplab/physics";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { GameTable, courseOf } from "../src/index.js";
 import { EASY_FLAP_TICKS, EASY_SEED, deadlyWorld, easyWorld, hasEasyWorld, openWorld } from "./fixtures.js";
 
@@ -179,5 +179,115 @@ describe("GameTable capacity and sweeping", () => {
     expect(games.has("busy")).toBe(true);
     expect(games.delete("busy")).toBe(true);
     expect(games.size).toBe(0);
+  });
+});
+
+describe("GameTable per-player limit", () => {
+  const bob = { username: "bob", token: "token-b" };
+
+  it("replaces a player's oldest unstarted game at the limit, and refuses when all have started", () => {
+    const games = new GameTable({ maxGamesPerPlayer: 3, sweepIntervalMs: 0 });
+    const course = courseOf(openWorld());
+    for (const id of ["a", "b", "c"]) games.create({ id, owner: alice, course });
+    games.input("b", "alice", { seq: 1, clientTimeMs: 0 });
+    games.create({ id: "d", owner: alice, course });
+    expect([...games].map((g) => g.id)).toEqual(["b", "c", "d"]);
+    games.create({ id: "e", owner: alice, course });
+    expect([...games].map((g) => g.id)).toEqual(["b", "d", "e"]);
+    games.input("d", "alice", { seq: 1, clientTimeMs: 0 });
+    games.input("e", "alice", { seq: 1, clientTimeMs: 0 });
+    expect(codeOf(() => games.create({ id: "f", owner: alice, course }))).toBe(Code.ResourceExhausted);
+    expect(games.has("f")).toBe(false);
+    // Other players are not limited by alice's games.
+    expect(games.create({ id: "bob", owner: bob, course }).id).toBe("bob");
+    expect(games.unfinishedCount("alice")).toBe(3);
+    expect(games.unfinishedCount("bob")).toBe(1);
+  });
+
+  it("counts only unfinished games: a finished or deleted game frees a slot", () => {
+    const games = new GameTable({ maxGamesPerPlayer: 2, sweepIntervalMs: 0 });
+    const deadly = courseOf(deadlyWorld());
+    for (const id of ["a", "b"]) {
+      games.create({ id, owner: alice, course: deadly });
+      games.input(id, "alice", { seq: 1, clientTimeMs: 0 });
+    }
+    expect(codeOf(() => games.create({ id: "c", owner: alice, course: deadly }))).toBe(Code.ResourceExhausted);
+    while (games.get("a")?.state.phase === "playing") games.tick("a");
+    expect(games.get("a")?.state.phase).toBe("over");
+    expect(games.create({ id: "c", owner: alice, course: deadly }).id).toBe("c");
+    games.input("c", "alice", { seq: 1, clientTimeMs: 0 });
+    expect(codeOf(() => games.create({ id: "d", owner: alice, course: deadly }))).toBe(Code.ResourceExhausted);
+    games.delete("b");
+    expect(games.create({ id: "d", owner: alice, course: deadly }).id).toBe("d");
+    expect(games.unfinishedCount("alice")).toBe(2);
+  });
+
+  it("keeps the global cap across players", () => {
+    const games = new GameTable({ maxGames: 5, maxGamesPerPlayer: 3, sweepIntervalMs: 0 });
+    const course = courseOf(openWorld());
+    for (let i = 0; i < 5; i++) games.create({ id: `p${i}`, owner: { username: `player${i}`, token: "t" }, course });
+    expect(codeOf(() => games.create({ id: "late", owner: bob, course }))).toBe(Code.ResourceExhausted);
+    expect(games.size).toBe(5);
+  });
+
+  it("logs refusals, the first at once and then at most one line per 5 s", () => {
+    const clock = fakeClock();
+    const warn = vi.fn();
+    const games = new GameTable({ maxGames: 1, clock: clock.now, sweepIntervalMs: 0, logger: { info: vi.fn(), warn } });
+    games.create({ id: "a", owner: alice, course: courseOf(openWorld()) });
+    for (let i = 0; i < 10; i++) codeOf(() => games.create({ id: `b${i}`, owner: bob, course: courseOf(openWorld()) }));
+    expect(warn).toHaveBeenCalledTimes(1);
+    clock.advance(5000);
+    codeOf(() => games.create({ id: "c", owner: bob, course: courseOf(openWorld()) }));
+    expect(warn).toHaveBeenCalledTimes(2);
+    expect(warn.mock.calls[1]![0]).toMatchObject({ event: "game-refused", reason: "table-full", alsoRefused: 9 });
+  });
+});
+
+describe("GameTable sweep timer", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("removes games nobody started after the unplayed time to live, with no create needed", () => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    const info = vi.fn();
+    const games = new GameTable({ unplayedTtlMs: 60_000, sweepIntervalMs: 10_000, logger: { info, warn: vi.fn() } });
+    const course = courseOf(openWorld());
+    games.create({ id: "unplayed", owner: alice, course });
+    games.create({ id: "played", owner: alice, course });
+    games.input("played", "alice", { seq: 1, clientTimeMs: 0 });
+    vi.advanceTimersByTime(59_999);
+    expect(games.has("unplayed")).toBe(true);
+    vi.advanceTimersByTime(10_001);
+    expect(games.has("unplayed")).toBe(false);
+    expect(games.has("played")).toBe(true);
+    expect(games.unfinishedCount("alice")).toBe(1);
+    expect(info).toHaveBeenCalledWith(
+      { event: "games-swept", finished: 0, unplayed: 1, idle: 0, games: 1 },
+      "removed expired games",
+    );
+    games.close();
+  });
+
+  it("stops on close, and runs no timer with sweepIntervalMs 0", () => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    const course = courseOf(openWorld());
+    const closed = new GameTable({ unplayedTtlMs: 1000, sweepIntervalMs: 100 });
+    closed.create({ id: "g", owner: alice, course });
+    closed.close();
+    const manual = new GameTable({ unplayedTtlMs: 1000, sweepIntervalMs: 0 });
+    manual.create({ id: "g", owner: alice, course });
+    vi.advanceTimersByTime(5000);
+    expect(closed.has("g")).toBe(true);
+    expect(manual.has("g")).toBe(true);
+    expect(manual.sweep()).toBe(1);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("rejects bad options", () => {
+    expect(() => new GameTable({ maxGamesPerPlayer: 0 })).toThrow(/maxGamesPerPlayer/);
+    expect(() => new GameTable({ sweepIntervalMs: -1 })).toThrow(/sweepIntervalMs/);
+    expect(() => new GameTable({ unplayedTtlMs: 1.5 })).toThrow(/unplayedTtlMs/);
   });
 });

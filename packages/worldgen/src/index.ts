@@ -8,3 +8,4 @@ export {
   MAX_VIEWPORT_SIZE,
 } from "./service.js";
 export type { WorldGenDeps } from "./service.js";
+export { WORLD_LIMITS, MAX_PIPES_PER_WORLD } from "./limits.js";

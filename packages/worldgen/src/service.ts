@@ -8,12 +8,13 @@ import {
   type Viewport,
 } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import { generateWorld, randomSeed } from "./generate.js";
+import { WORLD_LIMITS } from "./limits.js";
 
 /** Smallest width and height for which every seed generates a world (Go panics below). */
-export const MIN_VIEWPORT_WIDTH = 4;
-export const MIN_VIEWPORT_HEIGHT = 19;
+export const MIN_VIEWPORT_WIDTH = WORLD_LIMITS.minViewportWidth;
+export const MIN_VIEWPORT_HEIGHT = WORLD_LIMITS.minViewportHeight;
 /** Largest accepted width and height, in px. */
-export const MAX_VIEWPORT_SIZE = 10_000;
+export const MAX_VIEWPORT_SIZE = WORLD_LIMITS.maxViewportSize;
 
 /** GenerateWorld is internal: the initiator asks for a game's world. */
 export const worldgenComponent = defineComponent({ name: "worldgen", service: WorldGenService, internalMethods: ["GenerateWorld"] });
