@@ -1,10 +1,19 @@
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
-import { defineComponent } from "@flaplab/component";
+import { clientAddressOf, defineComponent } from "@flaplab/component";
 import type { Signer } from "@flaplab/identity";
 import { checkScryptParams, DEFAULT_SCRYPT_PARAMS, hashPassword, verifyPassword, type ScryptParams } from "./password.js";
 import type { UserStore } from "./store.js";
+import {
+  AuthThrottle,
+  GateFullError,
+  HashGate,
+  resolveAuthLimits,
+  tooMany,
+  type AuthLimits,
+  type AuthLogger,
+} from "./throttle.js";
 
 export const authComponent = defineComponent({
   name: "auth",
@@ -30,6 +39,10 @@ export interface AuthDeps {
   readonly scrypt?: ScryptParams | undefined;
   /** Epoch milliseconds, for `createdAt`. Defaults to `Date.now`. */
   readonly clock?: (() => number) | undefined;
+  /** Throttling of Register and Login and the bound on concurrent hashes (defaults: `DEFAULT_AUTH_LIMITS`). */
+  readonly limits?: Partial<AuthLimits> | undefined;
+  /** Where throttled calls are logged (pino-compatible). */
+  readonly logger?: AuthLogger | undefined;
 }
 
 function invalid(message: string): ConnectError {
@@ -53,6 +66,29 @@ export function createAuth(deps: AuthDeps): ServiceImpl<typeof AuthService> {
   const params = deps.scrypt ?? DEFAULT_SCRYPT_PARAMS;
   const clock = deps.clock ?? Date.now;
   checkScryptParams(params);
+  const limits = resolveAuthLimits(deps.limits);
+  const throttle = new AuthThrottle(limits, deps.logger);
+  const gate = new HashGate(limits.maxConcurrentHashes, limits.maxQueuedHashes);
+  let busy = { atMs: Number.NEGATIVE_INFINITY, unlogged: 0 };
+  /** Runs one hash through the gate; a full gate is ResourceExhausted with `retry-after: 1`. */
+  const hashing = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await gate.run(work);
+    } catch (err) {
+      if (!(err instanceof GateFullError)) throw err;
+      const now = Date.now();
+      if (now - busy.atMs >= 5_000) {
+        deps.logger?.warn(
+          { event: "auth-busy", running: gate.running, waiting: gate.waiting, alsoRefused: busy.unlogged },
+          "password checks refused: all hashing slots and queue places taken",
+        );
+        busy = { atMs: now, unlogged: 0 };
+      } else {
+        busy.unlogged++;
+      }
+      throw tooMany("the server is busy checking other passwords", 1000);
+    }
+  };
   // Unknown users are checked against this so a miss costs the same as a wrong password.
   const dummyHash = hashPassword("flaplab-dummy-password", params);
   dummyHash.catch(() => undefined);
@@ -70,35 +106,52 @@ export function createAuth(deps: AuthDeps): ServiceImpl<typeof AuthService> {
   };
 
   return {
-    async register(req) {
+    async register(req, ctx) {
       checkUsername(req.username);
       checkPassword(req.password);
       const taken = () => new ConnectError(`username ${req.username} is already taken`, Code.AlreadyExists);
       if (store.findUser(req.username)) throw taken();
-      const passwordHash = await hashPassword(req.password, params);
+      const registration = await throttle.beginRegistration(clientAddressOf(ctx));
+      let passwordHash: string;
+      try {
+        passwordHash = await hashing(() => hashPassword(req.password, params));
+      } catch (err) {
+        await registration.cancelled();
+        throw err;
+      }
       // The insert decides when two registrations of one name race.
       if (!store.addUser({ username: req.username, passwordHash, createdAt: clock() })) throw taken();
       return session(req.username);
     },
 
-    async login(req) {
+    async login(req, ctx) {
       if (req.username === "" || req.password === "") throw invalid("username and password are required");
       checkUsername(req.username);
       if (codePoints(req.password) > policy.maxLength) {
         throw invalid(`password must be ${policy.minLength} to ${policy.maxLength} characters`);
       }
+      // Counted before the password is checked, so parallel guesses count at once; given back on success.
+      const attempt = await throttle.beginLogin(req.username, clientAddressOf(ctx));
       const user = store.findUser(req.username);
-      if (!user) {
-        await verifyPassword(req.password, await dummyHash);
-        throw new ConnectError(INVALID_CREDENTIALS, Code.Unauthenticated);
-      }
       let ok: boolean;
       try {
-        ok = await verifyPassword(req.password, user.passwordHash);
+        ok = await hashing(async () => {
+          if (!user) {
+            await verifyPassword(req.password, await dummyHash);
+            return false;
+          }
+          try {
+            return await verifyPassword(req.password, user.passwordHash);
+          } catch (err) {
+            throw new ConnectError(`stored password hash for ${user.username} is unusable`, Code.Internal, undefined, undefined, err);
+          }
+        });
       } catch (err) {
-        throw new ConnectError(`stored password hash for ${user.username} is unusable`, Code.Internal, undefined, undefined, err);
+        if (ConnectError.from(err).code === Code.ResourceExhausted) await attempt.cancelled();
+        throw err;
       }
-      if (!ok) throw new ConnectError(INVALID_CREDENTIALS, Code.Unauthenticated);
+      if (!ok || !user) throw new ConnectError(INVALID_CREDENTIALS, Code.Unauthenticated);
+      await attempt.succeeded();
       // The registered spelling, whatever case the login used.
       return session(user.username);
     },

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkScryptParams, DEFAULT_SCRYPT_PARAMS, hashPassword, verifyPassword } from "../src/index.js";
+import { checkScryptParams, DEFAULT_SCRYPT_PARAMS, hashPassword, scryptMaxmem, verifyPassword } from "../src/index.js";
 import { FAST_SCRYPT } from "./helpers.js";
 
 describe("password hashing", () => {
@@ -7,7 +7,7 @@ describe("password hashing", () => {
     const password = "correct horse battery";
     const a = await hashPassword(password, DEFAULT_SCRYPT_PARAMS);
     const parts = a.split("$");
-    expect(parts.slice(0, 4)).toEqual(["scrypt", "32768", "8", "1"]);
+    expect(parts.slice(0, 4)).toEqual(["scrypt", "131072", "8", "1"]);
     expect(Buffer.from(parts[4]!, "base64url")).toHaveLength(16);
     expect(Buffer.from(parts[5]!, "base64url")).toHaveLength(32);
     expect(a).not.toContain(password);
@@ -15,6 +15,23 @@ describe("password hashing", () => {
     expect(b).not.toBe(a);
     expect(await verifyPassword(password, a)).toBe(true);
     expect(await verifyPassword(password, b)).toBe(true);
+  });
+
+  it("hashes new passwords at N=2^17, r=8, p=1 and still verifies hashes made at the old N=2^15", async () => {
+    expect(DEFAULT_SCRYPT_PARAMS).toEqual({ N: 2 ** 17, r: 8, p: 1, keyLength: 32 });
+    expect(scryptMaxmem(DEFAULT_SCRYPT_PARAMS)).toBeGreaterThan(128 * 2 ** 17 * 8);
+    // A hash stored before the change, with the parameters it was made with.
+    const old = await hashPassword("an old password", { N: 2 ** 15, r: 8, p: 1, keyLength: 32 });
+    expect(old.split("$").slice(0, 4)).toEqual(["scrypt", "32768", "8", "1"]);
+    expect(await verifyPassword("an old password", old)).toBe(true);
+    expect(await verifyPassword("an old passwort", old)).toBe(false);
+    const t0 = performance.now();
+    const fresh = await hashPassword("a new password", DEFAULT_SCRYPT_PARAMS);
+    const hashMs = performance.now() - t0;
+    const t1 = performance.now();
+    expect(await verifyPassword("a new password", fresh)).toBe(true);
+    const verifyMs = performance.now() - t1;
+    console.log(`scrypt N=2^17 r=8 p=1: hash ${hashMs.toFixed(0)} ms, verify ${verifyMs.toFixed(0)} ms`);
   });
 
   it("rejects wrong passwords and verifies with the parameters stored in the hash", async () => {
@@ -37,5 +54,7 @@ describe("password hashing", () => {
     );
     expect(() => checkScryptParams({ N: 1000, r: 8, p: 1, keyLength: 32 })).toThrow(/bad scrypt/);
     expect(() => checkScryptParams(FAST_SCRYPT)).not.toThrow();
+    // Within each bound, but 4 GiB of memory: a corrupt row cannot ask for that.
+    expect(() => checkScryptParams({ N: 2 ** 20, r: 32, p: 1, keyLength: 32 })).toThrow(/bad scrypt/);
   });
 });

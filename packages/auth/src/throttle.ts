@@ -1,0 +1,257 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+
+/**
+ * How hard Register and Login are throttled. Login attempts are counted before the password is
+ * checked (so a burst of parallel guesses is counted at once) and given back when the password was
+ * right: in effect, failed logins are counted. Addresses are the client's socket address; a call
+ * without one (a direct call in the same process) is limited per username only.
+ */
+export interface AuthLimits {
+  /** Failed logins for one username from one address per `loginWindowSeconds` (default 5). */
+  readonly loginFailsPerUserAddress: number;
+  /** Failed logins from one address, any usernames, per `loginWindowSeconds` (default 20). */
+  readonly loginFailsPerAddress: number;
+  readonly loginWindowSeconds: number;
+  /** Failed logins for one username from all addresses per `loginUserWindowSeconds` (default 30 per 15 min). */
+  readonly loginFailsPerUser: number;
+  readonly loginUserWindowSeconds: number;
+  /** Registrations from one address per `registrationWindowSeconds` (default 30 per 10 min). */
+  readonly registrationsPerAddress: number;
+  readonly registrationWindowSeconds: number;
+  /** Password hashes computed at once (default 2: scrypt at N=2^17 holds 128 MiB and a libuv thread each). */
+  readonly maxConcurrentHashes: number;
+  /** Hashes waiting for a slot; beyond it Register and Login answer resource_exhausted at once (default 4). */
+  readonly maxQueuedHashes: number;
+}
+
+export const DEFAULT_AUTH_LIMITS: AuthLimits = Object.freeze({
+  loginFailsPerUserAddress: 5,
+  loginFailsPerAddress: 20,
+  loginWindowSeconds: 60,
+  loginFailsPerUser: 30,
+  loginUserWindowSeconds: 900,
+  registrationsPerAddress: 30,
+  registrationWindowSeconds: 600,
+  maxConcurrentHashes: 2,
+  maxQueuedHashes: 4,
+});
+
+/** The environment variable of each limit (whole numbers; see the root README). */
+export const AUTH_LIMIT_ENV: Readonly<Record<keyof AuthLimits, string>> = Object.freeze({
+  loginFailsPerUserAddress: "FLAPLAB_AUTH_LOGIN_FAILS_PER_USER_ADDRESS",
+  loginFailsPerAddress: "FLAPLAB_AUTH_LOGIN_FAILS_PER_ADDRESS",
+  loginWindowSeconds: "FLAPLAB_AUTH_LOGIN_WINDOW_S",
+  loginFailsPerUser: "FLAPLAB_AUTH_LOGIN_FAILS_PER_USER",
+  loginUserWindowSeconds: "FLAPLAB_AUTH_LOGIN_USER_WINDOW_S",
+  registrationsPerAddress: "FLAPLAB_AUTH_REGISTRATIONS_PER_ADDRESS",
+  registrationWindowSeconds: "FLAPLAB_AUTH_REGISTRATION_WINDOW_S",
+  maxConcurrentHashes: "FLAPLAB_AUTH_MAX_CONCURRENT_HASHES",
+  maxQueuedHashes: "FLAPLAB_AUTH_MAX_QUEUED_HASHES",
+});
+
+/** A bad FLAPLAB_AUTH_* value or limit. */
+export class AuthConfigError extends Error {
+  override readonly name = "AuthConfigError";
+}
+
+function minimumOf(key: keyof AuthLimits): number {
+  return key === "maxQueuedHashes" ? 0 : 1;
+}
+
+/** The limits set in `env` (FLAPLAB_AUTH_*); throws AuthConfigError naming a bad value. */
+export function authLimitsFromEnv(env: NodeJS.ProcessEnv): Partial<AuthLimits> {
+  const out: Partial<Record<keyof AuthLimits, number>> = {};
+  for (const key of Object.keys(AUTH_LIMIT_ENV) as (keyof AuthLimits)[]) {
+    const name = AUTH_LIMIT_ENV[key];
+    const raw = env[name]?.trim();
+    if (raw === undefined || raw === "") continue;
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < minimumOf(key)) {
+      throw new AuthConfigError(`${name} must be a whole number ≥ ${minimumOf(key)}, got "${raw}"`);
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+/** The defaults with `overrides`; throws AuthConfigError for a value that is not a whole number in range. */
+export function resolveAuthLimits(overrides: Partial<AuthLimits> = {}): AuthLimits {
+  const limits: AuthLimits = { ...DEFAULT_AUTH_LIMITS, ...overrides };
+  for (const key of Object.keys(DEFAULT_AUTH_LIMITS) as (keyof AuthLimits)[]) {
+    const value = limits[key];
+    if (!Number.isSafeInteger(value) || value < minimumOf(key)) {
+      throw new AuthConfigError(`auth limit ${key} must be a whole number ≥ ${minimumOf(key)}, got ${value}`);
+    }
+  }
+  return limits;
+}
+
+/** The part of a pino logger the auth component uses. */
+export interface AuthLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+/** A ResourceExhausted error carrying a `retry-after` header (whole seconds, at least 1). */
+export function tooMany(message: string, retryAfterMs: number): ConnectError {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new ConnectError(`${message}; try again in ${seconds} s`, Code.ResourceExhausted, { "retry-after": String(seconds) });
+}
+
+/** Thrown by `HashGate.run` when every slot and queue place is taken. */
+export class GateFullError extends Error {
+  override readonly name = "GateFullError";
+}
+
+/**
+ * Bounds the password hashes computed at once, so that a flood cannot fill the libuv pool (which
+ * file and DNS work share) or the memory: `maxActive` run, `maxQueued` wait in order, the rest are
+ * refused at once.
+ */
+export class HashGate {
+  private active = 0;
+  private readonly queue: Array<() => void> = [];
+
+  constructor(
+    readonly maxActive: number,
+    readonly maxQueued: number,
+  ) {}
+
+  get running(): number {
+    return this.active;
+  }
+
+  get waiting(): number {
+    return this.queue.length;
+  }
+
+  /** Runs `work` when a slot is free; rejects with GateFullError at once when the queue is full. */
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.active >= this.maxActive) {
+      if (this.queue.length >= this.maxQueued) throw new GateFullError("too many password checks in progress");
+      await new Promise<void>((resolve) => this.queue.push(resolve));
+    } else {
+      this.active++;
+    }
+    try {
+      return await work();
+    } finally {
+      const next = this.queue.shift();
+      // The slot passes straight to the next waiter.
+      if (next) next();
+      else this.active--;
+    }
+  }
+}
+
+type Limit = "user-address" | "address" | "user" | "registrations";
+
+const MESSAGES: Record<Limit, string> = {
+  "user-address": "too many failed logins for this user from your address",
+  address: "too many failed logins from your address",
+  user: "too many failed logins for this user",
+  registrations: "too many registrations from your address",
+};
+
+/** Throttled calls are logged at most this often per limit (the first at once), with a count. */
+const LOG_INTERVAL_MS = 5_000;
+
+/** One login attempt that passed the limits: settle it once its password was checked. */
+export interface LoginAttempt {
+  /** The password was right: the attempt no longer counts as a failure. */
+  succeeded(): Promise<void>;
+  /** The password was not checked (the server was busy): give the attempt back. */
+  cancelled(): Promise<void>;
+}
+
+/** Per-address and per-username limits on Register and Login (in memory, per process). */
+export class AuthThrottle {
+  private readonly userAddress: RateLimiterMemory;
+  private readonly address: RateLimiterMemory;
+  private readonly user: RateLimiterMemory;
+  private readonly registrations: RateLimiterMemory;
+  private readonly logged = new Map<Limit, { atMs: number; unlogged: number }>();
+
+  constructor(
+    limits: AuthLimits,
+    private readonly logger?: AuthLogger,
+  ) {
+    this.userAddress = new RateLimiterMemory({
+      keyPrefix: "login-user-address",
+      points: limits.loginFailsPerUserAddress,
+      duration: limits.loginWindowSeconds,
+    });
+    this.address = new RateLimiterMemory({
+      keyPrefix: "login-address",
+      points: limits.loginFailsPerAddress,
+      duration: limits.loginWindowSeconds,
+    });
+    this.user = new RateLimiterMemory({
+      keyPrefix: "login-user",
+      points: limits.loginFailsPerUser,
+      duration: limits.loginUserWindowSeconds,
+    });
+    this.registrations = new RateLimiterMemory({
+      keyPrefix: "register-address",
+      points: limits.registrationsPerAddress,
+      duration: limits.registrationWindowSeconds,
+    });
+  }
+
+  /**
+   * Counts a login attempt for `username` from `address` (undefined: no address), or throws
+   * ResourceExhausted with `retry-after` when a limit is reached. Usernames are compared ignoring
+   * ASCII case, as accounts are.
+   */
+  async beginLogin(username: string, address: string | undefined): Promise<LoginAttempt> {
+    const name = username.toLowerCase();
+    const consumed: Array<[RateLimiterMemory, string]> = [];
+    const steps: Array<[Limit, RateLimiterMemory, string]> = [];
+    if (address !== undefined) steps.push(["address", this.address, address]);
+    steps.push(["user-address", this.userAddress, `${name}|${address ?? ""}`], ["user", this.user, name]);
+    for (const [limit, limiter, key] of steps) {
+      await this.consume(limit, limiter, key, { username: name, address });
+      consumed.push([limiter, key]);
+    }
+    const giveBack = async () => {
+      await Promise.all(consumed.map(([limiter, key]) => limiter.reward(key, 1)));
+    };
+    return { succeeded: giveBack, cancelled: giveBack };
+  }
+
+  /** Counts a registration from `address`, or throws ResourceExhausted; no limit without an address. */
+  async beginRegistration(address: string | undefined): Promise<{ cancelled(): Promise<void> }> {
+    if (address === undefined) return { cancelled: async () => undefined };
+    await this.consume("registrations", this.registrations, address, { address });
+    return {
+      cancelled: async () => {
+        await this.registrations.reward(address, 1);
+      },
+    };
+  }
+
+  private async consume(limit: Limit, limiter: RateLimiterMemory, key: string, fields: object): Promise<void> {
+    try {
+      await limiter.consume(key, 1);
+    } catch (err) {
+      if (!(err instanceof RateLimiterRes)) throw err;
+      this.log(limit, fields, err.msBeforeNext);
+      throw tooMany(MESSAGES[limit], err.msBeforeNext);
+    }
+  }
+
+  private log(limit: Limit, fields: object, retryAfterMs: number): void {
+    const now = Date.now();
+    const last = this.logged.get(limit);
+    if (last && now - last.atMs < LOG_INTERVAL_MS) {
+      last.unlogged++;
+      return;
+    }
+    this.logger?.warn(
+      { event: "auth-throttled", limit, ...fields, retryAfterMs, alsoThrottled: last?.unlogged ?? 0 },
+      MESSAGES[limit],
+    );
+    this.logged.set(limit, { atMs: now, unlogged: 0 });
+  }
+}
