@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { ComponentName } from "@flaplab/component";
-import { authComponent, createAuth, openUserStore } from "@flaplab/auth";
-import { createEngine, createGameSessionHandler, engineComponent, GameTable, TickScheduler } from "@flaplab/engine";
+import { authComponent, authLimitsFromEnv, createAuth, openUserStore } from "@flaplab/auth";
+import { createEngine, createGameSessionHandler, engineComponent, GameTable, gameTableOptionsFromEnv, TickScheduler } from "@flaplab/engine";
 import { createSigner, hasPrivateKey, type KeyMaterial, type PublicKeyMaterial } from "@flaplab/identity";
 import { createInitiator, initiatorComponent } from "@flaplab/initiator";
 import { createMusic, createMusicSessionHandler, createMusicStreams, musicComponent, type MusicStreams } from "@flaplab/music";
@@ -57,16 +57,28 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
           if (!hasPrivateKey(opts.keys)) {
             throw new Error("the auth component needs the private signing key (FLAPLAB_JWT_PRIVATE_KEY or the data dir)");
           }
+          // Bad FLAPLAB_AUTH_* values fail here, before the store is opened.
+          const limits = authLimitsFromEnv(process.env);
           const store = openUserStore(opts.dataDir);
           closers.push(() => store.close());
-          runtime.mount(authComponent, createAuth({ store, signer: createSigner({ privateKey: opts.keys.privateKey }) }));
+          runtime.mount(
+            authComponent,
+            createAuth({
+              store,
+              signer: createSigner({ privateKey: opts.keys.privateKey }),
+              limits,
+              logger: opts.logger.child({ component: "auth" }),
+            }),
+          );
           break;
         }
         case "worldgen":
           runtime.mount(worldgenComponent, createWorldGen());
           break;
         case "engine": {
-          games = new GameTable();
+          const table = new GameTable({ ...gameTableOptionsFromEnv(process.env), logger: opts.logger.child({ component: "engine" }) });
+          games = table;
+          closers.push(() => table.close());
           const scheduler = new TickScheduler();
           closers.push(() => scheduler.stop());
           runtime.mount(engineComponent, createEngine({ games }));

@@ -22,3 +22,4 @@ export {
   DEFAULT_RECORD_TIMEOUT_MS,
 } from "./game-session.js";
 export type { EngineLogger, GameSessionDeps } from "./game-session.js";
+export { GAME_TABLE_ENV, gameTableOptionsFromEnv } from "./config.js";

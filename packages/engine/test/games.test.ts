@@ -1,7 +1,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { viewOf } from "@flaplab/physics";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { GameTable, courseOf } from "../src/index.js";
+import { GameTable, courseOf, gameTableOptionsFromEnv } from "../src/index.js";
 import { EASY_FLAP_TICKS, EASY_SEED, deadlyWorld, easyWorld, hasEasyWorld, openWorld } from "./fixtures.js";
 
 const alice = { username: "alice", token: "token-a" };
@@ -289,5 +289,23 @@ describe("GameTable sweep timer", () => {
     expect(() => new GameTable({ maxGamesPerPlayer: 0 })).toThrow(/maxGamesPerPlayer/);
     expect(() => new GameTable({ sweepIntervalMs: -1 })).toThrow(/sweepIntervalMs/);
     expect(() => new GameTable({ unplayedTtlMs: 1.5 })).toThrow(/unplayedTtlMs/);
+  });
+});
+
+describe("gameTableOptionsFromEnv", () => {
+  it("reads FLAPLAB_ENGINE_* whole numbers and names a bad one", () => {
+    expect(gameTableOptionsFromEnv({})).toEqual({});
+    expect(
+      gameTableOptionsFromEnv({
+        FLAPLAB_ENGINE_MAX_GAMES: "500",
+        FLAPLAB_ENGINE_MAX_GAMES_PER_PLAYER: "2",
+        FLAPLAB_ENGINE_UNPLAYED_TTL_MS: "1500",
+        FLAPLAB_ENGINE_SWEEP_INTERVAL_MS: "0",
+      }),
+    ).toEqual({ maxGames: 500, maxGamesPerPlayer: 2, unplayedTtlMs: 1500, sweepIntervalMs: 0 });
+    expect(() => gameTableOptionsFromEnv({ FLAPLAB_ENGINE_MAX_GAMES_PER_PLAYER: "0" })).toThrow(
+      'FLAPLAB_ENGINE_MAX_GAMES_PER_PLAYER must be a whole number ≥ 1, got "0"',
+    );
+    expect(() => gameTableOptionsFromEnv({ FLAPLAB_ENGINE_UNPLAYED_TTL_MS: "1e3" })).toThrow(/FLAPLAB_ENGINE_UNPLAYED_TTL_MS/);
   });
 });
