@@ -91,7 +91,59 @@ describe("a flood of wrong-password logins", () => {
     const again = await timed(() => attacker.login({ username: "victim", password: "another guess" }));
     expect(again.code).toBe(Code.ResourceExhausted);
     expect(Number(again.retryAfter)).toBeGreaterThanOrEqual(1);
+    // Limits are per client address (the host passes the socket's): the attacker's address is
+    // throttled for any account, another address is not.
+    const sprayed = await timed(() => attacker.login({ username: "player", password: "a guess" }));
+    expect(sprayed.code).toBe(Code.ResourceExhausted);
+    expect(sprayed.message).toMatch(/^too many failed logins from your address; try again in \d+ s$/);
+    expect((await timed(() => player.login({ username: "victim", password: "a typo" }))).code).toBe(Code.Unauthenticated);
+    // The same over gRPC (HTTP/2): the address is the h2c session's socket's.
+    const overGrpc = await timed(() => m.client(AuthService, "grpc", {}).login({ username: "player", password: "a guess" }));
+    expect(overGrpc.code).toBe(Code.ResourceExhausted);
+    expect(overGrpc.message).toMatch(/^too many failed logins from your address/);
+    expect(Number(overGrpc.retryAfter)).toBeGreaterThanOrEqual(1);
     expect((await fetch(`${m.baseUrl}/healthz`)).status).toBe(200);
     expect((await timed(() => player.login({ username: "player", password: "a long enough password" }))).code).toBe("ok");
+  });
+
+  it("spread over many addresses and accounts, is shed by the bounded hashing, and the event loop stays free", async () => {
+    // 10 addresses × 20 unknown accounts: within every per-address and per-account limit, so only
+    // the bound on concurrent hashes (2 running, 4 waiting) stands between the flood and the pool.
+    const clients = Array.from({ length: 10 }, (_, i) => authFrom(`127.0.1.${i + 1}`));
+    const t0 = performance.now();
+    const flood = Promise.all(
+      Array.from({ length: 200 }, (_, i) => timed(() => clients[i % 10]!.login({ username: `ghost${i}`, password: "not the password" }))),
+    );
+    await new Promise((r) => setTimeout(r, 20));
+    const health = await timed(async () => {
+      const res = await fetch(`${m.baseUrl}/healthz`);
+      if (res.status !== 200) throw new Error(`healthz ${res.status}`);
+    });
+    // A real player retries after the wait the server names, as the web client would.
+    const player = authFrom("127.0.0.2");
+    const tLogin = performance.now();
+    let attempts = 0;
+    let last: Result;
+    do {
+      attempts++;
+      last = await timed(() => player.login({ username: "player", password: "a long enough password" }));
+      if (last.code === Code.ResourceExhausted) await new Promise((r) => setTimeout(r, Number(last.retryAfter ?? "1") * 1000));
+    } while (last.code === Code.ResourceExhausted && attempts < 5);
+    const loginMs = performance.now() - tLogin;
+    const results = await flood;
+    const floodMs = performance.now() - t0;
+    const busy = results.filter((r) => r.code === Code.ResourceExhausted);
+    console.log(
+      `distributed flood, 200 logins in ${floodMs.toFixed(0)} ms: ${results.length - busy.length} checked, ${busy.length} resource_exhausted ` +
+        `(median ${median(busy.map((r) => r.ms)).toFixed(0)} ms); healthz ${health.ms.toFixed(0)} ms during it; ` +
+        `real login ${loginMs.toFixed(0)} ms in ${attempts} attempt(s)`,
+    );
+    expect(busy.length).toBeGreaterThanOrEqual(150);
+    expect(busy.filter((r) => r.retryAfter === "1").length).toBeGreaterThanOrEqual(100);
+    expect(results.every((r) => r.code === Code.ResourceExhausted || r.code === Code.Unauthenticated)).toBe(true);
+    expect(health.code).toBe("ok");
+    expect(health.ms).toBeLessThan(500);
+    expect(last.code).toBe("ok");
+    expect(loginMs).toBeLessThan(4000);
   });
 });
