@@ -184,7 +184,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Runs `plan.games` games on one scheduler in this process and measures the engine's ticks. */
 export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Promise<StepResult> {
-  const games = new GameTable({ maxGames: plan.games + 10, idleTtlMs: 3600_000 });
+  // Every game is the one bench player's: lift the per-player limit.
+  const games = new GameTable({ maxGames: plan.games + 10, maxGamesPerPlayer: plan.games + 10, idleTtlMs: 3600_000 });
   const scheduler = new MeasuringScheduler();
   const handler = createGameSessionHandler({ games, scheduler, music: idleMusic(), score: idleScore(), logger: silentLogger });
   const stats: SendStats = { frames: 0, frameBytes: 0, acks: 0, ended: 0, endReasons: {} };

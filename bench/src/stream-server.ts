@@ -41,7 +41,7 @@ export interface StreamServerStats {
 }
 
 const schedule = findFlapSchedule();
-const games = new GameTable({ maxGames: 20_000, idleTtlMs: 3600_000 });
+const games = new GameTable({ maxGames: 20_000, maxGamesPerPlayer: 20_000, idleTtlMs: 3600_000 });
 const scheduler = new MeasuringScheduler();
 let server: StreamServer | undefined;
 let cpu0 = process.cpuUsage();
