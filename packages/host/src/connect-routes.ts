@@ -13,7 +13,7 @@ export interface ConnectRoutesOptions extends ConnectRouterOptions {
 /**
  * Mounts Connect, gRPC and gRPC-Web routes on Fastify, like @connectrpc/connect-fastify, with one
  * difference: a request body that is not valid protobuf is answered `invalid_argument` (the
- * client sent bad input) instead of Connect-ES's `internal`.
+ * client sent bad input) instead of Connect-ES's `internal`, in every protocol (gRPC-Web in the body's trailer frame).
  */
 export async function registerConnectRoutes(root: FastifyInstance, opts: ConnectRoutesOptions): Promise<void> {
   // An encapsulated scope, so the content-type parsers below stay inside it.
@@ -60,6 +60,10 @@ async function serve(handler: UniversalHandler, req: Parameters<UniversalHandler
     res.trailer.set("grpc-status", String(Code.InvalidArgument));
     return res;
   }
+  // gRPC-Web: the status travels in the body's trailer frame (flag 0x80), after any messages.
+  if (res.header?.get("content-type")?.startsWith("application/grpc-web") && res.body) {
+    return { ...res, body: grpcWebParseErrorsAsInvalidArgument(res.body as AsyncIterable<Uint8Array>) };
+  }
   // Connect unary: an error is a JSON body with a 500 status.
   if (res.status === 500 && res.header?.get("content-type") === "application/json" && res.body) {
     const chunks: Uint8Array[] = [];
@@ -74,6 +78,26 @@ async function serve(handler: UniversalHandler, req: Parameters<UniversalHandler
     return { ...res, body: oneChunk(bytes) };
   }
   return res;
+}
+
+/** Passes a gRPC-Web body through, rewriting a trailer frame `grpc-status: 13` for a parse error to 3. */
+async function* grpcWebParseErrorsAsInvalidArgument(body: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  for await (const chunk of body) {
+    if (chunk.length >= 5 && chunk[0] === 0x80 && new DataView(chunk.buffer, chunk.byteOffset).getUint32(1) === chunk.length - 5) {
+      const text = Buffer.from(chunk.subarray(5)).toString("utf8");
+      const message = /^grpc-message: (.*)$/m.exec(text)?.[1]?.trim();
+      if (/^grpc-status: 13\r?$/m.test(text) && message && PARSE_ERROR.test(decodeURIComponent(message))) {
+        const trailer = Buffer.from(text.replace(/^grpc-status: 13(\r?)$/m, `grpc-status: ${Code.InvalidArgument}$1`), "utf8");
+        const frame = Buffer.alloc(5 + trailer.length);
+        frame[0] = 0x80;
+        frame.writeUInt32BE(trailer.length, 1);
+        trailer.copy(frame, 5);
+        yield frame;
+        continue;
+      }
+    }
+    yield chunk;
+  }
 }
 
 async function* oneChunk(bytes: Uint8Array): AsyncIterable<Uint8Array> {

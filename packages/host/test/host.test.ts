@@ -76,7 +76,7 @@ describe("one port, every protocol", () => {
     expect(res.headers.get("access-control-allow-headers")?.toLowerCase()).toContain("authorization");
   });
 
-  it("answers a body that is not protobuf with invalid_argument (Connect and gRPC)", async () => {
+  it("answers a body that is not protobuf with invalid_argument (Connect, gRPC and gRPC-Web)", async () => {
     const url = `${baseUrl}/flaplab.worldgen.v1.WorldGenService/GenerateWorld`;
     const res = await fetch(url, { method: "POST", headers: { ...headers, "content-type": "application/proto" }, body: new Uint8Array([0x12, 0x7f]) });
     expect(res.status).toBe(400);
@@ -103,6 +103,19 @@ describe("one port, every protocol", () => {
       stream.end(Buffer.from([0, 0, 0, 0, 2, 0x12, 0x7f]));
     });
     expect(status).toBe(String(Code.InvalidArgument));
+
+    // gRPC-Web: the status is in the body's trailer frame.
+    const web = await fetch(url, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/grpc-web+proto", "x-grpc-web": "1" },
+      body: new Uint8Array([0, 0, 0, 0, 2, 0x12, 0x7f]),
+    });
+    const frame = Buffer.from(await web.arrayBuffer());
+    expect(frame[0]).toBe(0x80);
+    expect(frame.readUInt32BE(1)).toBe(frame.length - 5);
+    const trailer = frame.subarray(5).toString("utf8");
+    expect(trailer).toMatch(new RegExp(`^grpc-status: ${Code.InvalidArgument}\\r?$`, "m"));
+    expect(decodeURIComponent(/^grpc-message: (.*)$/m.exec(trailer)?.[1] ?? "")).toMatch(/parse binary/);
   });
 });
 
