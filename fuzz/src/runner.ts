@@ -61,8 +61,6 @@ export interface RunOptions {
   readonly cases: number;
   readonly seed: number;
   readonly server?: FuzzServer;
-  /** Check /healthz every this many cases of a remote target (and after it). */
-  readonly healthEvery?: number;
   /** Stop a target after this many crashes and hangs (each may have cost a restart). */
   readonly maxFindings?: number;
   /** Run only these case indices (reproduction). */
@@ -93,7 +91,6 @@ export async function runTarget<C>(target: Target<C>, opts: RunOptions): Promise
   const server = target.remote ? opts.server : undefined;
   if (target.remote && !server) throw new Error(`target ${target.name} needs the monolith`);
   const timeoutMs = target.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const healthEvery = opts.healthEvery ?? 500;
   const maxFindings = opts.maxFindings ?? 5;
   const concurrency = target.concurrency ?? 1;
 
@@ -140,10 +137,12 @@ export async function runTarget<C>(target: Target<C>, opts: RunOptions): Promise
     try {
       const verdict = await runOne(target, input, server, timeoutMs);
       if (server && server.restarts !== generation) return; // dropped: the server was restarted under it
-      if (server && verdict.kind === "crash") await server.exitsWithin(500);
-      if (server && server.exited) return recover("crash", `server process exited (${server.exitReason()})`, i, input);
-      if (server && verdict.kind === "hang" && !(await server.healthy())) {
-        return recover("hang", `${verdict.detail}; /healthz stopped answering`, i, input);
+      // After every case the server must still answer /healthz: a server that died while (or just
+      // after) handling the case makes it a crash whatever the client saw, one that hangs a hang.
+      if (server && !(await server.healthy(verdict.kind === "hang" ? 5_000 : 2_000))) {
+        if (server.restarts !== generation) return;
+        if (await server.exitsWithin(1_000)) return recover("crash", `server process exited (${server.exitReason()})`, i, input);
+        return recover("hang", `${verdict.kind === "hang" ? `${verdict.detail}; ` : ""}/healthz stopped answering`, i, input);
       }
       count(verdict.kind, verdict.detail);
       if (verdict.kind === "crash" || verdict.kind === "hang") {
@@ -163,14 +162,6 @@ export async function runTarget<C>(target: Target<C>, opts: RunOptions): Promise
     running.add(p);
     started++;
     if (started % 500 === 0) opts.onProgress?.(row);
-    if (server && started % healthEvery === 0) {
-      await Promise.allSettled([...running]);
-      if (recovering) await recovering;
-      if (!(await server.healthy())) {
-        recover("hang", "/healthz stopped answering", i, input);
-        await recovering;
-      }
-    }
   }
   await Promise.allSettled([...running]);
   if (recovering) await recovering;

@@ -34,8 +34,8 @@ describe(`fuzz sample (${CASES} cases per target, seed ${SEED})`, () => {
     expect(report.ok).toBe(true);
   });
 
-  it.skipIf(!wsParserPatched)("the stream port's WebSocket frames and capsules: the server closes or keeps sessions, never dies", async () => {
-    const report = await runFuzz({ cases: CASES, seed: SEED, filter: ["websocket"] });
+  it.skipIf(!wsParserPatched)("the stream port (WebSocket frames, capsules over WebSocket and HTTP/2): the server closes or keeps sessions, never dies", async () => {
+    const report = await runFuzz({ cases: CASES, seed: SEED, filter: ["websocket", "http2"] });
     expect(problems(report)).toBe("");
     for (const row of report.rows) expect(row.cases).toBe(CASES);
     expect(report.intact).toBe(report.stored);

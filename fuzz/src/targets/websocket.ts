@@ -3,13 +3,14 @@
 // (any opcode, lengths that lie, unmasked, fragmented) and well-framed capsules carrying
 // size-delimited game input (stream ids, flow control, close, varints of every width).
 import { randomBytes as cryptoRandomBytes } from "node:crypto";
+import http2 from "node:http2";
 import tls from "node:tls";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { ClientInputSchema } from "@flaplab/contracts/engine/v1/stream_pb";
 import fc from "fast-check";
 import { messageOf } from "../messages.js";
 import { applyMutation, concatBytes, hex, leb128, mutations, randomBytes } from "../mutate.js";
-import { accepted, clear, type Target, type TargetContext, type Verdict } from "../runner.js";
+import { accepted, clear, crash, type Target, type TargetContext, type Verdict } from "../runner.js";
 import type { Credentials } from "../server.js";
 
 const ENGINE_PATH = "/engine/v1/game";
@@ -224,7 +225,8 @@ async function runWs(c: WsCase, { server, signal }: TargetContext): Promise<Verd
   const token = tokenOf(c.session.token, server.credentials);
   const query = new URLSearchParams({ ...(gameId ? { gameId } : {}), ...(token ? { token } : {}) });
   const socket = tls.connect({ host: "127.0.0.1", port: server.streamPort, rejectUnauthorized: false, ALPNProtocols: ["http/1.1"] });
-  socket.on("error", () => undefined);
+  let error = "";
+  socket.on("error", (err: Error) => (error ||= err.message));
   let received = Buffer.alloc(0);
   let ended = false;
   const closed = new Promise<void>((r) => socket.once("close", () => r()));
@@ -235,7 +237,7 @@ async function runWs(c: WsCase, { server, signal }: TargetContext): Promise<Verd
   try {
     await new Promise<void>((resolve, reject) => {
       socket.once("secureConnect", resolve);
-      socket.once("close", () => reject(new Error("TLS connection closed before the handshake")));
+      socket.once("close", () => reject(new Error(`TLS connection closed before the handshake${error ? `: ${error}` : ""}`)));
     });
     socket.write(
       `GET ${c.session.path}?${query} HTTP/1.1\r\nHost: 127.0.0.1:${server.streamPort}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
@@ -243,7 +245,7 @@ async function runWs(c: WsCase, { server, signal }: TargetContext): Promise<Verd
     );
     // The upgrade answer.
     const headEnd = await waitFor(() => (received.indexOf("\r\n\r\n") >= 0 ? received.indexOf("\r\n\r\n") : ended ? -1 : undefined), closed, 3_000);
-    if (headEnd === undefined || headEnd === -1) return clear(headEnd === -1 ? "connection closed at the upgrade" : "connection closed at the upgrade");
+    if (headEnd === undefined || headEnd === -1) return error ? crash(`connection failed at the upgrade: ${error}`) : clear("connection closed at the upgrade");
     const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(received.subarray(0, headEnd).toString("latin1"))?.[1] ?? 0);
     if (status !== 101) return status >= 400 ? clear(`http ${status}`) : clear(`http ${status} (not an upgrade)`);
     received = received.subarray(headEnd + 4);
@@ -284,18 +286,95 @@ async function waitFor<T>(probe: () => T | undefined, closed: Promise<void>, ms:
   }
 }
 
-function wsTarget(name: string, arbitrary: fc.Arbitrary<WsCase>): Target<WsCase> {
+// ---- WebTransport over HTTP/2: extended CONNECT, then capsules (type, length, body) in DATA ------
+
+/** Capsules as HTTP/2 carries them: type varint, length varint (that may lie), body; mutated at times. */
+const h2CapsulesCase: fc.Arbitrary<WsCase> = fc.record({
+  session,
+  bytes: fc
+    .tuple(
+      fc.boolean(),
+      fc.array(fc.tuple(capsuleBody, fc.oneof({ weight: 8, arbitrary: fc.constant(0) }, { weight: 2, arbitrary: fc.integer({ min: -4, max: 64 }) }, { weight: 1, arbitrary: fc.constantFrom(2 ** 30, 2 ** 62 - 1) })), { minLength: 1, maxLength: 5 }),
+      fc.option(mutations, { freq: 3 }),
+    )
+    .map(([opening, caps, ms]) => {
+      const h2capsule = (type: number, body: Uint8Array, w?: 1 | 2 | 4 | 8, lie = 0) =>
+        concatBytes(quicVarint(type, w), quicVarint(Math.max(0, body.length + lie)), body);
+      const bytes = concatBytes(
+        ...(opening ? [h2capsule(CAPSULE.STREAM, concatBytes(quicVarint(0), delimitedInput(1)))] : []),
+        ...caps.map(([c, lie]) => (c.type < 0 ? c.body : h2capsule(c.type, c.body, c.w, lie))),
+      );
+      return ms ? ms.reduce(applyMutation, bytes) : bytes;
+    }),
+  cuts: fc.array(fc.nat(), { maxLength: 3 }),
+});
+
+async function runH2(c: WsCase, { server, signal }: TargetContext): Promise<Verdict> {
+  const gameId = c.session.game === "fresh" ? ((await server.newGame()) ?? "no-game") : c.session.game === "bogus" ? "bogus-game" : undefined;
+  const token = tokenOf(c.session.token, server.credentials);
+  const query = new URLSearchParams({ ...(gameId ? { gameId } : {}), ...(token ? { token } : {}) });
+  const client = http2.connect(`https://127.0.0.1:${server.streamPort}`, { rejectUnauthorized: false });
+  let error = "";
+  client.on("error", (err: Error) => (error ||= err.message));
+  const abort = () => client.destroy();
+  signal.addEventListener("abort", abort);
+  try {
+    const settings = await new Promise<http2.Settings | undefined>((resolve) => {
+      client.once("remoteSettings", resolve);
+      client.once("close", () => resolve(undefined));
+    });
+    // A refused or reset connection is no answer (the runner then checks whether the server died).
+    if (!settings) return error ? crash(`connection failed before its settings: ${error}`) : clear("connection closed before its settings");
+    if (!settings.enableConnectProtocol) return clear("no extended CONNECT offered");
+    const stream = client.request({ ":method": "CONNECT", ":protocol": "webtransport", ":scheme": "https", ":path": `${c.session.path}?${query}`, ":authority": "127.0.0.1", origin: "https://127.0.0.1" });
+    stream.on("error", () => undefined);
+    let ended = false;
+    let received = Buffer.alloc(0);
+    stream.on("data", (d: Buffer) => (received = Buffer.concat([received, d])));
+    const closed = new Promise<void>((r) => stream.once("close", () => ((ended = true), r())));
+    stream.once("end", () => (ended = true));
+    const status = await Promise.race([
+      new Promise<number>((r) => stream.once("response", (h) => r(Number(h[":status"] ?? 0)))),
+      closed.then(() => -1),
+      new Promise<number>((r) => setTimeout(() => r(-2), 3_000)),
+    ]);
+    if (status === -1) return clear(`stream reset before a response (code ${stream.rstCode})`);
+    if (status === -2) return { kind: "hang", detail: "no answer to the CONNECT within 3 s" };
+    if (status !== 200) return clear(`http ${status}`);
+    const cuts = [...new Set(c.cuts.map((x) => (c.bytes.length ? x % c.bytes.length : 0)))].sort((a, b) => a - b);
+    let from = 0;
+    for (const to of [...cuts, c.bytes.length]) {
+      if (to > from && !stream.destroyed) stream.write(c.bytes.subarray(from, to));
+      from = to;
+    }
+    await Promise.race([closed, new Promise((r) => setTimeout(r, GRACE_MS))]);
+    // a close capsule: type 0x2843 (2-byte varint 0x68 0x43), a length, a 4-byte code
+    const at = received.indexOf(Buffer.from([0x68, 0x43]));
+    if (at >= 0 && received.length >= at + 7) return clear(`close ${received.readUInt32BE(at + 3)}`);
+    if (ended || stream.destroyed || client.destroyed) return clear(`stream closed by the server${stream.rstCode ? ` (RST ${stream.rstCode})` : ""}`);
+    return accepted("kept open until the client closed");
+  } finally {
+    signal.removeEventListener("abort", abort);
+    client.destroy();
+  }
+}
+
+function wsTarget(name: string, arbitrary: fc.Arbitrary<WsCase>, run = runWs): Target<WsCase> {
   return {
     name,
     remote: true,
     timeoutMs: 10_000,
     concurrency: 4,
     arbitrary,
-    run: runWs,
+    run,
     show: (c) => `${JSON.stringify(c.session)} cuts=${c.cuts.join(",")} bytes=${hex(c.bytes, 400)}`,
   };
 }
 
 export function websocketTargets(): Target<WsCase>[] {
-  return [wsTarget("stream websocket frames", framesCase), wsTarget("stream websocket capsules", capsulesCase)];
+  return [
+    wsTarget("stream websocket frames", framesCase),
+    wsTarget("stream websocket capsules", capsulesCase),
+    wsTarget("stream http2 capsules", h2CapsulesCase, runH2),
+  ];
 }
