@@ -67,6 +67,11 @@ export class FuzzServer {
     return `http://127.0.0.1:${this.port}`;
   }
 
+  /** The monolith's process id. */
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
   get exited(): boolean {
     return this.exit !== undefined;
   }
