@@ -4,6 +4,7 @@ import { closeClients } from "./http.js";
 import { formatTable, runTarget, type Finding, type Row, type Target } from "./runner.js";
 import { FuzzServer } from "./server.js";
 import { delimitedTarget, frameTarget, topologyTarget, traceTarget } from "./targets/local.js";
+import { rawTarget } from "./targets/raw.js";
 import { rpcTargets } from "./targets/rpc.js";
 import { websocketTargets } from "./targets/websocket.js";
 
@@ -31,7 +32,7 @@ export interface FuzzReport {
 }
 
 export function allTargets(): Target<unknown>[] {
-  return [delimitedTarget, frameTarget, traceTarget, topologyTarget, ...rpcTargets(), ...websocketTargets()] as Target<unknown>[];
+  return [delimitedTarget, frameTarget, traceTarget, topologyTarget, ...rpcTargets(), rawTarget, ...websocketTargets()] as Target<unknown>[];
 }
 
 export async function runFuzz(opts: FuzzOptions): Promise<FuzzReport> {
