@@ -145,9 +145,14 @@ export function createDualProtocolServer(handler: Handler, opts: DualProtocolOpt
       sockets.delete(socket);
     });
     socket.on("error", () => socket.destroy());
-    socket.once("readable", () => {
-      const head = socket.read(3) ?? socket.read();
-      if (head === null) return;
+    const route = (): void => {
+      // Three bytes tell "PRI" (the h2c preface) from an HTTP/1.1 method; read(3) gives fewer only at
+      // the end of the input. A preface split across packets waits for its next part.
+      const head = socket.read(3) as Buffer | null;
+      if (head === null) {
+        if (!socket.destroyed) socket.once("readable", route);
+        return;
+      }
       clearTimeout(firstByte);
       socket.unshift(head);
       const isH2 = (head as Buffer).toString("latin1").startsWith("PRI");
@@ -157,7 +162,8 @@ export function createDualProtocolServer(handler: Handler, opts: DualProtocolOpt
       }
       (isH2 ? h2 : h1).emit("connection", socket);
       if (closing) drain();
-    });
+    };
+    socket.once("readable", route);
   }) as DualProtocolServer;
   front.maxConnections = limits.maxConnections;
   front.on("drop", () => closedConnections.add("max-connections"));

@@ -181,6 +181,30 @@ describe("connection limits", () => {
     expect((await host.stats()).closedConnections["first-byte-timeout"]).toBe(1);
   });
 
+  it("tells h2c from HTTP/1.1 when the first bytes come in several packets", async () => {
+    const { port } = await startHost({});
+    const firstAnswer = async (parts: Buffer[]): Promise<Buffer> => {
+      const s = await open(port);
+      const answer = new Promise<Buffer>((resolve) => s.once("data", resolve));
+      for (const part of parts) {
+        s.write(part);
+        await new Promise((r) => setTimeout(r, 30));
+      }
+      const a = await answer;
+      s.destroy();
+      return a;
+    };
+    // The h2c preface and an empty SETTINGS frame, split after "P" and after "PR": the server's first frame is SETTINGS.
+    const preface = Buffer.concat([Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1"), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
+    for (const cut of [1, 2]) {
+      const a = await firstAnswer([preface.subarray(0, cut), preface.subarray(cut)]);
+      expect(a[3], `split after ${cut} bytes`).toBe(4);
+    }
+    // An HTTP/1.1 request split after "G" is still HTTP/1.1.
+    const get = Buffer.from("GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n", "latin1");
+    expect((await firstAnswer([get.subarray(0, 1), get.subarray(1)])).toString("latin1")).toMatch(/^HTTP\/1\.1 200/);
+  });
+
   it("closes idle HTTP/1.1 keep-alive connections and idle h2c sessions", async () => {
     const { port, baseUrl, host } = await startHost({ idleTimeoutMs: 300 });
     const h1 = await open(port);
