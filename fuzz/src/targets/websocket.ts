@@ -181,7 +181,7 @@ const capsulesCase: fc.Arbitrary<WsCase> = fc.record({
 // ---- running a case against the stream port ---------------------------------------------------
 
 /** How long the server has to react to what was sent before the client closes. */
-const GRACE_MS = 40;
+const GRACE_MS = 25;
 /** How long the server has to close after the client did. */
 const CLOSE_MS = 3_000;
 
@@ -256,7 +256,21 @@ async function runWs(c: WsCase, { server, signal }: TargetContext): Promise<Verd
       if (to > from && !socket.destroyed) socket.write(c.bytes.subarray(from, to));
       from = to;
     }
-    await Promise.race([closed, new Promise((r) => setTimeout(r, GRACE_MS))]);
+    // Until the server closes, sends a close, or the grace is over.
+    await Promise.race([
+      closed,
+      new Promise((r) => setTimeout(r, GRACE_MS)),
+      new Promise<void>((r) => {
+        const check = () => {
+          if (serverCloses(received).length > 0) {
+            socket.off("data", check);
+            r();
+          }
+        };
+        socket.on("data", check);
+        check();
+      }),
+    ]);
     const closes = serverCloses(received);
     if (socket.destroyed || ended || closes.length > 0) {
       socket.destroy();
