@@ -1,6 +1,8 @@
 // The monolith under attack as a child process: start, health, restart after a crash on the same
 // data, the credentials the cases use, and the stored runs that must survive the attack.
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import tls from "node:tls";
 import { createInterface } from "node:readline";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -171,6 +173,39 @@ export class FuzzServer {
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * Opens the music stream of a game of the fuzz player over the WebSocket mapping (the browser's
+   * fallback) and keeps reading it, so that PlayMusic has a stream to push to. Closed by the result.
+   */
+  async openMusicStream(gameId: string): Promise<() => void> {
+    const query = new URLSearchParams({ gameId, token: this.credentials.player });
+    const socket = tls.connect({ host: "127.0.0.1", port: this.streamPort, rejectUnauthorized: false, ALPNProtocols: ["http/1.1"] });
+    socket.on("error", () => undefined);
+    await new Promise<void>((resolve, reject) => {
+      socket.once("secureConnect", resolve);
+      socket.once("close", () => reject(new Error("the stream port closed the connection")));
+    });
+    let head = "";
+    socket.write(
+      `GET /music/v1/music?${query} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+        `Sec-WebSocket-Key: ${randomBytes(16).toString("base64")}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: webtransport_kDraft2\r\n\r\n`,
+    );
+    await new Promise<void>((resolve, reject) => {
+      const onData = (d: Buffer) => {
+        head += d.toString("latin1");
+        if (!head.includes("\r\n\r\n")) return;
+        socket.off("data", onData);
+        if (head.startsWith("HTTP/1.1 101")) resolve();
+        else reject(new Error(`music stream refused: ${head.split("\r\n")[0]}`));
+      };
+      socket.on("data", onData);
+    });
+    socket.resume();
+    // Open the client's first bidirectional stream (id 1) with an empty stream capsule, masked with zeros.
+    socket.write(Buffer.from("828500000000990b4d3b01", "hex"));
+    return () => socket.destroy();
   }
 
   /** Records `n` runs of the keeper, as the engine does at game over. */

@@ -140,7 +140,7 @@ function plausible(method: DescMethod): fc.Arbitrary<Record<string, unknown>> {
     case "EngineService.HandleInput":
       return fc.record({ gameId: fc.constant(GAME_PLACEHOLDER), key: fc.constant(1), seq: fc.integer({ min: 1, max: 50 }), clientTimeMs: fc.double({ min: 0, max: 1e6, noNaN: true }) });
     case "MusicService.PlayMusic":
-      return fc.record({ gameId: fc.constant(GAME_PLACEHOLDER), sound: fc.integer({ min: 1, max: 3 }), inputSeq: fc.nat(100), tick: fc.nat(1000) });
+      return fc.record({ gameId: fc.constant(GAME_PLACEHOLDER), sound: fc.constantFrom(1, 1, 1, 2, 2, 3), inputSeq: fc.nat(100), tick: fc.nat(1000) });
     case "ScoreService.RecordRun":
       return fc.record({ gameId: newId, score: fc.nat(100), ticks: fc.nat(10000), seed });
     case "ScoreService.GetScores":
@@ -321,14 +321,20 @@ export function classify(method: DescMethod, a: Answer): Verdict {
 
 /** The target of one method. A real game of the fuzz player stands in for the game id placeholder. */
 export function rpcTarget(service: DescService, method: DescMethod): Target<RpcCase> {
-  let game: { id: string; used: number } | undefined;
+  let game: { id: string; used: number; restarts: number; close?: (() => void) | undefined } | undefined;
+  // PlayMusic pushes a clip to the game's music stream: the game gets one, as in a real game.
+  const withMusic = method.parent.typeName === "flaplab.music.v1.MusicService";
   return {
     name: `rpc ${service.name.replace(/Service$/, "")}.${method.name}`,
     remote: true,
     timeoutMs: 10_000,
     arbitrary: rpcCase(method),
     async run(c, { server, signal }: TargetContext) {
-      if (!game || game.used++ > 200) game = { id: (await server.newGame()) ?? "no-game", used: 0 };
+      if (!game || game.used++ > (withMusic ? 25 : 200) || game.restarts !== server.restarts) {
+        game?.close?.();
+        const id = (await server.newGame()) ?? "no-game";
+        game = { id, used: 0, restarts: server.restarts, ...(withMusic ? { close: await server.openMusicStream(id).catch(() => undefined) } : {}) };
+      }
       const path = `/${service.typeName}/${method.name}`;
       const body = bodyOf(method, c, game.id);
       const headers = headersOf(method, c, server.credentials);
