@@ -1,9 +1,11 @@
 import { cors as connectCors } from "@connectrpc/connect";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import fastifyCors from "@fastify/cors";
 import type { Runtime } from "@flaplab/runtime";
 import { fastify, LogController, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import { registerConnectRoutes } from "./connect-routes.js";
+import { createConnectRoutes } from "./connect-routes.js";
 import { defaultCorsOrigins, normalizeOrigin, resolveHostLimits, type HostLimits } from "./config.js";
 import { createDualProtocolServer, type DualProtocolServer } from "./dual-protocol-server.js";
 
@@ -60,14 +62,25 @@ export async function createHost(options: HostOptions): Promise<Host> {
       ? { "access-control-allow-origin": origin, vary: "Origin", "access-control-expose-headers": exposedHeaders.join(", ") }
       : {};
   let server: DualProtocolServer | undefined;
+  // RPCs are served in front of Fastify (connect-routes.ts); Fastify gets everything else.
+  const rpc = createConnectRoutes({
+    readMaxBytes,
+    shutdownTimeoutMs: 2000,
+    corsHeaders,
+    logger,
+    services: runtime.mounted.map(({ definition, impl }) => ({ service: definition.service, impl })),
+  });
   const app = fastify({
     loggerInstance: logger,
     logController: new LogController({ disableRequestLogging: true }),
     forceCloseConnections: false, // the dual-protocol server drains its own connections
     bodyLimit: readMaxBytes,
     http2: true,
-    serverFactory: (handler) => {
-      server = createDualProtocolServer(handler as never, {
+    serverFactory: (fastifyHandler) => {
+      const handler = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse): void => {
+        if (!rpc.handle(req, res)) (fastifyHandler as (req: unknown, res: unknown) => void)(req, res);
+      };
+      server = createDualProtocolServer(handler, {
         limits,
         logger,
         corsHeaders,
@@ -85,12 +98,9 @@ export async function createHost(options: HostOptions): Promise<Host> {
     exposedHeaders,
     maxAge: 7200,
   });
-  await registerConnectRoutes(app, {
-    readMaxBytes,
-    shutdownTimeoutMs: 2000,
-    routes: (router) => {
-      for (const { definition, impl } of runtime.mounted) router.service(definition.service, impl);
-    },
+  app.addHook("preClose", (done) => {
+    rpc.shutdown();
+    done();
   });
   app.get("/healthz", async () => ({
     status: "ok",

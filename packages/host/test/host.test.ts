@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
-import { defineComponent } from "@flaplab/component";
+import { clientAddressOf, defineComponent } from "@flaplab/component";
 import { WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import { createSigner, createVerifier, loadOrCreateKeys } from "@flaplab/identity";
 import { createRuntime, parseTopology } from "@flaplab/runtime";
@@ -30,8 +30,19 @@ beforeAll(async () => {
   });
   const runtime = createRuntime({ topology, group: "w", verifier: createVerifier({ publicKey: keys.publicKey }) });
   runtime.mount(worldgen, {
-    generateWorld: async (req) => {
+    generateWorld: async (req, ctx) => {
       if (req.gameId === "slow") await new Promise((r) => setTimeout(r, 300));
+      if (req.gameId === "address") {
+        throw new ConnectError(`from ${String(clientAddressOf(ctx))}`, Code.FailedPrecondition, { "retry-after": "3" });
+      }
+      if (req.gameId === "deadline") {
+        // Waits for the call's signal; answers with the code it was aborted with, as the seed.
+        const signal = ctx.signal;
+        await new Promise((r) => signal.addEventListener("abort", r, { once: true }));
+        ctx.responseHeader.set("x-aborted-after-ms", String(ctx.timeoutMs() ?? "none"));
+        ctx.responseTrailer.set("x-reason", ConnectError.from(signal.reason).message);
+        return { world: { seed: BigInt(ConnectError.from(signal.reason).code) } };
+      }
       return { world: { seed: req.seed ?? 0n, pipeSpacing: 150 } };
     },
   });
@@ -116,6 +127,65 @@ describe("one port, every protocol", () => {
     const trailer = frame.subarray(5).toString("utf8");
     expect(trailer).toMatch(new RegExp(`^grpc-status: ${Code.InvalidArgument}\\r?$`, "m"));
     expect(decodeURIComponent(/^grpc-message: (.*)$/m.exec(trailer)?.[1] ?? "")).toMatch(/parse binary/);
+  });
+});
+
+describe("calls served in front of Fastify", () => {
+  const url = () => `${baseUrl}/flaplab.worldgen.v1.WorldGenService/GenerateWorld`;
+  const protocols = {
+    "Connect binary over HTTP/1.1": () => createConnectTransport({ baseUrl, httpVersion: "1.1" }),
+    "Connect JSON over HTTP/1.1": () => createConnectTransport({ baseUrl, httpVersion: "1.1", useBinaryFormat: false }),
+    "gRPC over h2c": () => createGrpcTransport({ baseUrl }),
+    "gRPC-Web over HTTP/1.1": () => createGrpcWebTransport({ baseUrl, httpVersion: "1.1" }),
+  };
+  for (const [name, transport] of Object.entries(protocols)) {
+    it(`gives the handler the client's address, and sends an error's metadata (${name})`, async () => {
+      const err = await createClient(WorldGenService, transport())
+        .generateWorld({ gameId: "address" }, { headers })
+        .catch((e: unknown) => ConnectError.from(e));
+      expect(err).toBeInstanceOf(ConnectError);
+      expect((err as ConnectError).code).toBe(Code.FailedPrecondition);
+      expect((err as ConnectError).rawMessage).toBe("from 127.0.0.1");
+      expect((err as ConnectError).metadata.get("retry-after")).toBe("3");
+    });
+  }
+
+  it("aborts the handler's signal at the Connect deadline and sends its headers and trailers", async () => {
+    const started = Date.now();
+    const res = await fetch(url(), {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json", "connect-timeout-ms": "150", "connect-protocol-version": "1" },
+      body: JSON.stringify({ gameId: "deadline" }),
+    });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/json");
+    expect(Number(res.headers.get("x-aborted-after-ms"))).toBeLessThanOrEqual(0);
+    expect(res.headers.get("trailer-x-reason")).toBe("[deadline_exceeded] the operation timed out");
+    expect(await res.json()).toEqual({ world: { seed: String(Code.DeadlineExceeded) } });
+  });
+
+  it("answers a bad deadline header, an unknown encoding and a body over the limit as Connect does", async () => {
+    const post = (extra: Record<string, string>, body: BodyInit) =>
+      fetch(url(), { method: "POST", headers: { ...headers, "content-type": "application/proto", ...extra }, body });
+    const badTimeout = await post({ "connect-timeout-ms": "soon" }, new Uint8Array(0));
+    expect(badTimeout.status).toBe(400);
+    expect(await badTimeout.json()).toMatchObject({ code: "invalid_argument" });
+    const large = await post({}, new Uint8Array(1024 * 1024 + 1));
+    expect(large.status).toBe(429);
+    expect(await large.json()).toMatchObject({ code: "resource_exhausted" });
+    const gzip = await post({ "content-encoding": "gzip" }, new Uint8Array([1, 2, 3]));
+    expect(gzip.status).toBe(501);
+    expect(await gzip.json()).toMatchObject({ code: "unimplemented" });
+    // The server still serves after these.
+    const ok = await post({}, new Uint8Array(0));
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("content-type")).toBe("application/proto");
+  });
+
+  it("leaves paths that are not RPCs to Fastify", async () => {
+    expect((await fetch(`${baseUrl}/flaplab.worldgen.v1.WorldGenService/Nope`, { method: "POST" })).status).toBe(404);
+    expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200);
   });
 });
 

@@ -1,0 +1,213 @@
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import { create, fromBinary, fromJsonString, toBinary, toJsonString, type DescMethodUnary, type DescService, type MessageShape } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ContextValues, type HandlerContext } from "@connectrpc/connect";
+import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
+
+type NodeRequest = IncomingMessage | Http2ServerRequest;
+type NodeResponse = ServerResponse | Http2ServerResponse;
+
+/** A unary method's guarded implementation, as the runtime mounts it. */
+export type UnaryImpl = (req: MessageShape<DescMethodUnary["input"]>, ctx: HandlerContext) => unknown;
+
+/** The content type of a Connect unary request this path serves: binary or JSON, or undefined for anything else. */
+export function connectUnaryFormat(req: NodeRequest): "binary" | "json" | undefined {
+  if (req.method !== "POST") return undefined;
+  const encoding = req.headers["content-encoding"];
+  if (encoding !== undefined && encoding !== "identity") return undefined;
+  const version = req.headers["connect-protocol-version"];
+  if (version !== undefined && version !== "1") return undefined;
+  const raw = req.headers["content-type"];
+  if (raw === undefined) return undefined;
+  const semi = raw.indexOf(";");
+  const type = (semi < 0 ? raw : raw.slice(0, semi)).trim().toLowerCase();
+  if (type === "application/proto") return "binary";
+  if (type === "application/json") {
+    // Connect accepts JSON in UTF-8 only.
+    if (semi >= 0 && !/charset\s*=\s*"?utf-?8"?/i.test(raw.slice(semi))) return undefined;
+    return "json";
+  }
+  return undefined;
+}
+
+const CONTENT_TYPE = { binary: "application/proto", json: "application/json" } as const;
+
+/**
+ * One Connect unary call (POST, binary or JSON, uncompressed: every call a runtime client makes
+ * with the Connect protocol), served without Connect-ES's universal handler: the request is
+ * decoded, the guarded implementation called with a `ServerCallContext`, and the answer written
+ * as one response with its content length, exactly as Connect's handler would write it (errors as
+ * Connect's JSON error body with the HTTP status of the code and the error's metadata as headers).
+ * A body that is not a valid message is `invalid_argument`.
+ */
+export async function serveConnectUnary(
+  method: DescMethodUnary,
+  impl: UnaryImpl,
+  format: "binary" | "json",
+  req: NodeRequest,
+  res: NodeResponse,
+  body: Uint8Array,
+  /** The body's size, or the larger one its content-length declared (then `body` was not read). */
+  size: number,
+  extraHeaders: OutgoingHttpHeaders,
+  values: ContextValues,
+  shutdownSignal: AbortSignal,
+  readMaxBytes: number,
+): Promise<void> {
+  const rawTimeout = req.headers["connect-timeout-ms"];
+  const timeout = Array.isArray(rawTimeout) ? rawTimeout[0] : rawTimeout;
+  const ctx = new ServerCallContext(method, req, res, timeout === undefined ? undefined : Number(timeout), values, shutdownSignal);
+  let status = 200;
+  let out: Uint8Array;
+  let contentType: string = CONTENT_TYPE[format];
+  let error: ConnectError | undefined;
+  try {
+    if (timeout !== undefined && !/^\d{1,10}$/.test(timeout)) {
+      throw new ConnectError(`protocol error: invalid connect timeout value: ${timeout}`, Code.InvalidArgument);
+    }
+    if (size > readMaxBytes) {
+      throw new ConnectError(`message size ${size} is larger than configured readMaxBytes ${readMaxBytes}`, Code.ResourceExhausted);
+    }
+    let input: MessageShape<typeof method.input>;
+    try {
+      input = format === "binary" ? fromBinary(method.input, body) : fromJsonString(method.input, Buffer.from(body).toString("utf8"));
+    } catch (e) {
+      throw new ConnectError(`parse ${format}: ${e instanceof Error ? e.message : String(e)}`, Code.InvalidArgument);
+    }
+    const output = create(method.output, (await impl(input, ctx)) as MessageShape<typeof method.output>);
+    out = format === "binary" ? toBinary(method.output, output) : Buffer.from(toJsonString(method.output, output), "utf8");
+  } catch (e) {
+    // As Connect's handler: a ConnectError as it is, anything else as "internal error".
+    error = e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
+    status = codeToHttpStatus(error.code);
+    contentType = "application/json";
+    out = errorToJsonBytes(error, undefined);
+  } finally {
+    ctx.abort(error);
+  }
+  if (res.writableEnded || res.destroyed) return;
+  const headers = extraHeaders;
+  ctx.writeResponseHeaders(headers);
+  error?.metadata.forEach((value, key) => {
+    headers[key] = value;
+  });
+  headers["content-type"] = contentType;
+  headers["content-length"] = out.byteLength;
+  res.writeHead(status, headers);
+  (res as ServerResponse).end(out);
+}
+
+/**
+ * The handler context of a networked Connect unary call, with the behaviour of Connect's
+ * `createHandlerContext` but not its cost (three `Headers`, two linked AbortControllers and a
+ * deadline timer per call, and a DOMException built when it is aborted at the end): headers are
+ * built when a handler reads them; the signal exists once a handler reads `ctx.signal`, and then
+ * aborts when the client goes away, at the deadline (DeadlineExceeded), at shutdown, and when the
+ * call is over.
+ */
+export class ServerCallContext implements HandlerContext {
+  readonly protocolName = "connect";
+  readonly requestMethod = "POST";
+  readonly service: DescService;
+  private readonly deadline: number | undefined;
+  private controller: AbortController | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private ended: { reason: unknown } | undefined;
+  private headers: Headers | undefined;
+  private response: Headers | undefined;
+  private trailer: Headers | undefined;
+  private onShutdown: (() => void) | undefined;
+  private onClose: (() => void) | undefined;
+
+  constructor(
+    readonly method: DescMethodUnary,
+    private readonly req: NodeRequest,
+    private readonly res: NodeResponse,
+    timeoutMs: number | undefined,
+    readonly values: ContextValues,
+    private readonly shutdownSignal: AbortSignal,
+  ) {
+    this.service = method.parent;
+    if (timeoutMs !== undefined && Number.isFinite(timeoutMs)) this.deadline = Date.now() + timeoutMs;
+  }
+
+  timeoutMs(): number | undefined {
+    return this.deadline === undefined ? undefined : this.deadline - Date.now();
+  }
+
+  get url(): string {
+    const host = "authority" in this.req ? this.req.authority : this.req.headers.host;
+    return `http://${host ?? "localhost"}${this.req.url ?? "/"}`;
+  }
+
+  get requestHeader(): Headers {
+    if (this.headers === undefined) {
+      const h = new Headers();
+      const raw = this.req.rawHeaders;
+      for (let i = 0; i + 1 < raw.length; i += 2) {
+        const name = raw[i]!;
+        if (name.charCodeAt(0) !== 58 /* ":" */) h.append(name, raw[i + 1]!);
+      }
+      this.headers = h;
+    }
+    return this.headers;
+  }
+
+  get responseHeader(): Headers {
+    return (this.response ??= new Headers());
+  }
+
+  get responseTrailer(): Headers {
+    return (this.trailer ??= new Headers());
+  }
+
+  /** Adds the headers and trailers a handler set to `out` (trailers as `trailer-<name>`, Connect unary's way). */
+  writeResponseHeaders(out: OutgoingHttpHeaders): void {
+    this.response?.forEach((value, key) => {
+      out[key] = value;
+    });
+    this.trailer?.forEach((value, key) => {
+      out[`trailer-${key}`] = value;
+    });
+  }
+
+  get signal(): AbortSignal {
+    if (this.controller) return this.controller.signal;
+    this.controller = new AbortController();
+    const { deadline, ended, shutdownSignal, res } = this;
+    if (ended) this.stop(ended.reason);
+    else if (shutdownSignal.aborted) this.stop(shutdownSignal.reason);
+    else if (res.destroyed) this.stop(clientGone());
+    else if (deadline !== undefined && deadline <= Date.now()) this.stop(deadlineExceeded());
+    else {
+      this.onShutdown = () => this.stop(shutdownSignal.reason);
+      shutdownSignal.addEventListener("abort", this.onShutdown);
+      this.onClose = () => this.stop(clientGone());
+      res.once("close", this.onClose);
+      if (deadline !== undefined) this.timer = setTimeout(() => this.stop(deadlineExceeded()), deadline - Date.now());
+    }
+    return this.controller.signal;
+  }
+
+  /** Ends the call: aborts the signal if a handler has it, with `reason`. */
+  abort(reason?: unknown): void {
+    if (this.ended) return;
+    this.ended = { reason };
+    this.stop(reason);
+  }
+
+  private stop(reason: unknown): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.onShutdown) this.shutdownSignal.removeEventListener("abort", this.onShutdown);
+    if (this.onClose) this.res.off("close", this.onClose);
+    if (this.controller && !this.controller.signal.aborted) this.controller.abort(reason ?? new ConnectError("the call is over", Code.Canceled));
+  }
+}
+
+function deadlineExceeded(): ConnectError {
+  return new ConnectError("the operation timed out", Code.DeadlineExceeded);
+}
+
+function clientGone(): ConnectError {
+  return new ConnectError("the client closed the call", Code.Canceled);
+}
