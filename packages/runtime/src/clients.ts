@@ -29,6 +29,7 @@ import {
 import { currentCall, isComponentName, type CallContext, type ComponentDefinition } from "@flaplab/component";
 import { parseBearer, type ServiceSigner } from "@flaplab/identity";
 import type { CallLog, CallMode } from "./call-log.js";
+import { connectH1Call } from "./connect-h1.js";
 import { CALLER_HEADER, DirectContext } from "./direct-context.js";
 import { codeName, gameIdOf } from "./guard.js";
 import type { GroupSpec, NetworkSettings } from "./topology.js";
@@ -286,6 +287,28 @@ export function networkTransport(
     useBinaryFormat: net.format === "binary",
     defaultTimeoutMs: site.defaultTimeoutMs,
   };
+  if (net.protocol === "connect" && net.httpVersion !== "2") {
+    // The default network setting: Connect over HTTP/1.1, one write per call (connect-h1.ts).
+    const h1 = { baseUrl, agent: conn.agent, binary: net.format === "binary", readMaxBytes };
+    return {
+      unary<I extends DescMessage, O extends DescMessage>(
+        method: DescMethodUnary<I, O>,
+        signal: AbortSignal | undefined,
+        timeoutMs: number | undefined,
+        header: ConstructorParameters<typeof Headers>[0],
+        input: MessageInitShape<I>,
+      ): Promise<UnaryResponse<I, O>> {
+        const message = create(method.input, input);
+        const headers = new Headers(header);
+        return observe(site, method.name, headers, message, () =>
+          connectH1Call(h1, method, message, headers, signal, timeoutMs ?? site.defaultTimeoutMs),
+        );
+      },
+      stream() {
+        return Promise.reject(new ConnectError("streaming calls are not served by the runtime", Code.Unimplemented));
+      },
+    };
+  }
   const http = net.httpVersion === "2"
     ? { httpVersion: "2" as const, sessionManager: conn.h2 }
     : { httpVersion: "1.1" as const, nodeOptions: { agent: conn.agent } };
