@@ -30,3 +30,16 @@ export {
   TOKEN_ALGORITHM,
 } from "./tokens.js";
 export type { Principal, ServiceSigner, ServiceSignerOptions, SignedToken, Signer, SignerOptions, Verifier, VerifierOptions } from "./tokens.js";
+export {
+  createStreamTicketSigner,
+  createStreamTicketVerifier,
+  STREAM_AUDIENCE,
+  STREAM_TICKET_TTL_SECONDS,
+} from "./stream-tickets.js";
+export type {
+  StreamTicket,
+  StreamTicketSigner,
+  StreamTicketSignerOptions,
+  StreamTicketVerifier,
+  StreamTicketVerifierOptions,
+} from "./stream-tickets.js";

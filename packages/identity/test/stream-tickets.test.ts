@@ -1,0 +1,94 @@
+import { generateKeyPairSync, type KeyObject } from "node:crypto";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { decodeJwt, decodeProtectedHeader, SignJWT } from "jose";
+import { beforeAll, describe, expect, it } from "vitest";
+import {
+  createServiceSigner,
+  createSigner,
+  createStreamTicketSigner,
+  createStreamTicketVerifier,
+  createVerifier,
+  keyId,
+  STREAM_AUDIENCE,
+  type StreamTicketVerifier,
+} from "../src/index.js";
+
+let player: { privateKey: KeyObject; publicKey: KeyObject };
+let service: { privateKey: KeyObject; publicKey: KeyObject };
+let tickets: StreamTicketVerifier;
+
+beforeAll(() => {
+  player = generateKeyPairSync("ed25519");
+  service = generateKeyPairSync("ed25519");
+  tickets = createStreamTicketVerifier({ publicKey: service.publicKey });
+});
+
+async function reason(p: Promise<unknown>): Promise<string> {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(ConnectError);
+  expect((err as ConnectError).code).toBe(Code.Unauthenticated);
+  return (err as ConnectError).rawMessage;
+}
+
+describe("stream tickets", () => {
+  it("name the game and the player, with their own audience, the service key's kid and a minute to live", async () => {
+    const now = Date.UTC(2030, 0, 1);
+    const { ticket, expiresAt } = await createStreamTicketSigner({ privateKey: service.privateKey, now: () => now }).sign("g-1", "alice");
+    expect(decodeProtectedHeader(ticket)).toEqual({ alg: "EdDSA", typ: "JWT", kid: keyId(service.publicKey) });
+    expect(decodeJwt(ticket)).toEqual({ gid: "g-1", sub: "alice", iss: "flaplab", aud: STREAM_AUDIENCE, iat: now / 1000, exp: now / 1000 + 60 });
+    expect(expiresAt.getTime()).toBe(now + 60_000);
+    const verified = await createStreamTicketVerifier({ publicKey: service.publicKey, now: () => now + 30_000 }).verify(ticket);
+    expect(verified).toEqual({ gameId: "g-1", username: "alice", ticket, expiresAt });
+  });
+
+  it("expire: a ticket cannot open a stream after its lifetime (plus the clock tolerance)", async () => {
+    const t0 = Date.UTC(2030, 0, 1);
+    const { ticket } = await createStreamTicketSigner({ privateKey: service.privateKey, now: () => t0, ttlSeconds: 10 }).sign("g", "alice");
+    const at = (ms: number) => createStreamTicketVerifier({ publicKey: service.publicKey, now: () => t0 + ms, clockToleranceSec: 0 });
+    await expect(at(9_000).verify(ticket)).resolves.toMatchObject({ gameId: "g" });
+    expect(await reason(at(11_000).verify(ticket))).toBe("invalid stream ticket: expired");
+  });
+
+  it("refuse a ticket signed by another key, a player token and a component credential", async () => {
+    const other = generateKeyPairSync("ed25519");
+    const forged = (await createStreamTicketSigner({ privateKey: other.privateKey }).sign("g", "alice")).ticket;
+    expect(await reason(tickets.verify(forged))).toMatch(/signed by an unknown key/);
+    // A good ticket whose game id was changed: the signature no longer matches.
+    const good = (await createStreamTicketSigner({ privateKey: service.privateKey }).sign("g", "alice")).ticket;
+    const [h, p, sig] = good.split(".") as [string, string, string];
+    const claims = { ...(JSON.parse(Buffer.from(p, "base64url").toString()) as object), gid: "someone-elses-game" };
+    const tampered = `${h}.${Buffer.from(JSON.stringify(claims)).toString("base64url")}.${sig}`;
+    expect(await reason(tickets.verify(tampered))).toBe("invalid stream ticket: bad signature");
+
+    const playerToken = (await createSigner({ privateKey: player.privateKey }).sign("alice")).token;
+    expect(await reason(tickets.verify(playerToken))).toMatch(/unknown key/);
+    const credential = await createServiceSigner({ privateKey: service.privateKey }).tokenFor("engine", "alice");
+    expect(await reason(tickets.verify(credential))).toBe("invalid stream ticket: wrong audience");
+  });
+
+  it("are refused where a player token or a component credential is expected", async () => {
+    const { ticket } = await createStreamTicketSigner({ privateKey: service.privateKey }).sign("g", "alice");
+    const verifier = createVerifier({ publicKey: player.publicKey, serviceKey: service.publicKey });
+    await expect(verifier.verify(ticket)).rejects.toMatchObject({ code: Code.Unauthenticated, rawMessage: "invalid token: wrong audience" });
+  });
+
+  it("need a game id and a player", async () => {
+    const kid = keyId(service.publicKey);
+    const sign = (claims: Record<string, unknown>, sub?: string) => {
+      const jwt = new SignJWT(claims).setProtectedHeader({ alg: "EdDSA", kid }).setIssuer("flaplab").setAudience(STREAM_AUDIENCE).setIssuedAt().setExpirationTime("1m");
+      if (sub !== undefined) jwt.setSubject(sub);
+      return jwt.sign(service.privateKey);
+    };
+    expect(await reason(tickets.verify(await sign({}, "alice")))).toBe("invalid stream ticket: missing game id");
+    expect(await reason(tickets.verify(await sign({ gid: "g" })))).toMatch(/missing username/);
+    expect(await reason(tickets.verify(""))).toBe("invalid stream ticket: missing");
+    expect(await reason(tickets.verify("x".repeat(5000)))).toBe("invalid stream ticket: malformed (too long)");
+    expect(await reason(tickets.verify("not.a.jwt"))).toBe("invalid stream ticket: malformed");
+  });
+
+  it("refuse to sign without a game or a player", async () => {
+    const signer = createStreamTicketSigner({ privateKey: service.privateKey });
+    await expect(signer.sign("", "alice")).rejects.toThrow(/game id/);
+    await expect(signer.sign("g", "")).rejects.toThrow(/username/);
+  });
+});
