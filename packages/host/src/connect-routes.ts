@@ -6,7 +6,7 @@ import type { UniversalHandler, UniversalServerRequest, UniversalServerResponse 
 import { clientAddressKey } from "@flaplab/component";
 import type { Logger } from "pino";
 import { writeError } from "./admission.js";
-import { connectUnaryFormat, serveConnectUnary, type UnaryImpl } from "./connect-unary.js";
+import { connectUnaryFormat, isLeanGrpc, serveConnectUnary, serveGrpcUnary, type UnaryImpl } from "./connect-unary.js";
 
 type NodeRequest = IncomingMessage | Http2ServerRequest;
 type NodeResponse = ServerResponse | Http2ServerResponse;
@@ -81,13 +81,25 @@ export function createConnectRoutes(opts: ConnectRoutesOptions): ConnectRoutes {
   };
 
   const serve = async (handler: UniversalHandler, req: NodeRequest, res: NodeResponse): Promise<void> => {
-    const origin = headerOf(req, "origin");
     let body: Uint8Array;
     try {
       body = await readBody(req, opts.readMaxBytes);
     } catch {
       return; // the client went away while sending
     }
+    // gRPC unary, binary, one uncompressed message (what gRPC clients send): without Connect-ES's handler.
+    const target = unary.get(handler.requestPath);
+    if (target !== undefined && isLeanGrpc(req, body)) {
+      const values = createContextValues().set(clientAddressKey, req.socket?.remoteAddress);
+      await serveGrpcUnary(target.method, target.impl, req, res, body, opts.corsHeaders(headerOf(req, "origin")), values, shutdown.signal);
+      return;
+    }
+    await serveUniversal(handler, req, res, body);
+  };
+
+  /** Any other call: Connect-ES's universal handler of the method. */
+  const serveUniversal = async (handler: UniversalHandler, req: NodeRequest, res: NodeResponse, body: Uint8Array): Promise<void> => {
+    const origin = headerOf(req, "origin");
     const signal = new AbortController();
     res.once("close", () => {
       if (!res.writableFinished) signal.abort(new ConnectError("the client closed the call", Code.Canceled));

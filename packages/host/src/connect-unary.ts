@@ -3,6 +3,7 @@ import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { create, fromBinary, fromJsonString, toBinary, toJsonString, type DescMethodUnary, type DescService, type MessageShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues, type HandlerContext } from "@connectrpc/connect";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { parseTimeout as parseGrpcTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
 
 type NodeRequest = IncomingMessage | Http2ServerRequest;
 type NodeResponse = ServerResponse | Http2ServerResponse;
@@ -33,6 +34,78 @@ export function connectUnaryFormat(req: NodeRequest): "binary" | "json" | undefi
 const CONTENT_TYPE = { binary: "application/proto", json: "application/json" } as const;
 
 /**
+ * Whether `req` is a gRPC unary call this path serves: HTTP/2, POST, binary, uncompressed, and
+ * `body` exactly one uncompressed message envelope. Anything else goes to Connect-ES's handler.
+ */
+export function isLeanGrpc(req: NodeRequest, body: Uint8Array): boolean {
+  if (req.method !== "POST" || req.httpVersionMajor !== 2) return false;
+  const encoding = req.headers["grpc-encoding"];
+  if (encoding !== undefined && encoding !== "identity") return false;
+  const raw = req.headers["content-type"];
+  if (raw === undefined) return false;
+  const semi = raw.indexOf(";");
+  const type = (semi < 0 ? raw : raw.slice(0, semi)).trim().toLowerCase();
+  if (type !== "application/grpc" && type !== "application/grpc+proto") return false;
+  return body.byteLength >= 5 && body[0] === 0 && new DataView(body.buffer, body.byteOffset, 5).getUint32(1) === body.byteLength - 5;
+}
+
+/**
+ * One gRPC unary call (HTTP/2, binary, uncompressed, one message; see isLeanGrpc), served without
+ * Connect-ES's universal handler, as Connect-ES's gRPC handler answers: HEADERS with
+ * `content-type: application/grpc+proto`, one message envelope, trailers with `grpc-status`
+ * (and `grpc-message`, the error's metadata and details on an error).
+ */
+export async function serveGrpcUnary(
+  method: DescMethodUnary,
+  impl: UnaryImpl,
+  req: NodeRequest,
+  res: NodeResponse,
+  body: Uint8Array,
+  extraHeaders: OutgoingHttpHeaders,
+  values: ContextValues,
+  shutdownSignal: AbortSignal,
+): Promise<void> {
+  const rawTimeout = req.headers["grpc-timeout"];
+  const timeout = parseGrpcTimeout(Array.isArray(rawTimeout) ? rawTimeout[0] ?? null : rawTimeout ?? null, Number.MAX_SAFE_INTEGER);
+  const ctx = new ServerCallContext("grpc", method, req, res, timeout.timeoutMs, values, shutdownSignal);
+  let out: Uint8Array | undefined;
+  let error: ConnectError | undefined;
+  try {
+    if (timeout.error) throw timeout.error;
+    let input: MessageShape<typeof method.input>;
+    try {
+      input = fromBinary(method.input, body.subarray(5));
+    } catch (e) {
+      throw new ConnectError(`parse binary: ${e instanceof Error ? e.message : String(e)}`, Code.InvalidArgument);
+    }
+    const message = toBinary(method.output, create(method.output, (await impl(input, ctx)) as MessageShape<typeof method.output>));
+    out = Buffer.allocUnsafe(5 + message.byteLength);
+    out[0] = 0;
+    new DataView(out.buffer, out.byteOffset, 5).setUint32(1, message.byteLength);
+    out.set(message, 5);
+  } catch (e) {
+    error = e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
+  } finally {
+    ctx.abort(error);
+  }
+  if (res.writableEnded || res.destroyed) return;
+  const headers = extraHeaders;
+  ctx.writeResponseHeaders(headers, false);
+  headers["content-type"] = "application/grpc+proto";
+  const trailer = new Headers();
+  ctx.writeTrailers(trailer);
+  setTrailerStatus(trailer, error);
+  const trailers: Record<string, string> = {};
+  trailer.forEach((value, key) => {
+    trailers[key] = value;
+  });
+  res.writeHead(200, headers);
+  res.addTrailers(trailers);
+  if (out === undefined) res.end();
+  else (res as ServerResponse).end(out);
+}
+
+/**
  * One Connect unary call (POST, binary or JSON, uncompressed: every call a runtime client makes
  * with the Connect protocol), served without Connect-ES's universal handler: the request is
  * decoded, the guarded implementation called with a `ServerCallContext`, and the answer written
@@ -56,7 +129,7 @@ export async function serveConnectUnary(
 ): Promise<void> {
   const rawTimeout = req.headers["connect-timeout-ms"];
   const timeout = Array.isArray(rawTimeout) ? rawTimeout[0] : rawTimeout;
-  const ctx = new ServerCallContext(method, req, res, timeout === undefined ? undefined : Number(timeout), values, shutdownSignal);
+  const ctx = new ServerCallContext("connect", method, req, res, timeout === undefined ? undefined : Number(timeout), values, shutdownSignal);
   let status = 200;
   let out: Uint8Array;
   let contentType: string = CONTENT_TYPE[format];
@@ -87,7 +160,7 @@ export async function serveConnectUnary(
   }
   if (res.writableEnded || res.destroyed) return;
   const headers = extraHeaders;
-  ctx.writeResponseHeaders(headers);
+  ctx.writeResponseHeaders(headers, true);
   error?.metadata.forEach((value, key) => {
     headers[key] = value;
   });
@@ -106,7 +179,6 @@ export async function serveConnectUnary(
  * call is over.
  */
 export class ServerCallContext implements HandlerContext {
-  readonly protocolName = "connect";
   readonly requestMethod = "POST";
   readonly service: DescService;
   private readonly deadline: number | undefined;
@@ -120,6 +192,7 @@ export class ServerCallContext implements HandlerContext {
   private onClose: (() => void) | undefined;
 
   constructor(
+    readonly protocolName: "connect" | "grpc",
     readonly method: DescMethodUnary,
     private readonly req: NodeRequest,
     private readonly res: NodeResponse,
@@ -161,14 +234,21 @@ export class ServerCallContext implements HandlerContext {
     return (this.trailer ??= new Headers());
   }
 
-  /** Adds the headers and trailers a handler set to `out` (trailers as `trailer-<name>`, Connect unary's way). */
-  writeResponseHeaders(out: OutgoingHttpHeaders): void {
+  /** Adds the headers a handler set to `out`, and with `trailersAsHeaders` its trailers as `trailer-<name>` (Connect unary's way). */
+  writeResponseHeaders(out: OutgoingHttpHeaders, trailersAsHeaders: boolean): void {
     this.response?.forEach((value, key) => {
       out[key] = value;
     });
-    this.trailer?.forEach((value, key) => {
-      out[`trailer-${key}`] = value;
-    });
+    if (trailersAsHeaders) {
+      this.trailer?.forEach((value, key) => {
+        out[`trailer-${key}`] = value;
+      });
+    }
+  }
+
+  /** Appends the trailers a handler set to `out`. */
+  writeTrailers(out: Headers): void {
+    this.trailer?.forEach((value, key) => out.append(key, value));
   }
 
   get signal(): AbortSignal {

@@ -5,7 +5,8 @@ import { join } from "node:path";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import { clientAddressOf, defineComponent } from "@flaplab/component";
-import { WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { GenerateWorldRequestSchema, GenerateWorldResponseSchema, WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import { createSigner, createVerifier, loadOrCreateKeys } from "@flaplab/identity";
 import { createRuntime, parseTopology } from "@flaplab/runtime";
 import { pino } from "pino";
@@ -165,8 +166,42 @@ describe("calls served in front of Fastify", () => {
     expect(await res.json()).toEqual({ world: { seed: String(Code.DeadlineExceeded) } });
   });
 
+  it("aborts the handler's signal at the gRPC deadline and sends its headers and trailers", async () => {
+    const request = toBinary(GenerateWorldRequestSchema, create(GenerateWorldRequestSchema, { gameId: "deadline" }));
+    const envelope = Buffer.alloc(5 + request.byteLength);
+    envelope.writeUInt32BE(request.byteLength, 1);
+    envelope.set(request, 5);
+    const session = connect(baseUrl);
+    const stream = session.request({
+      ":method": "POST",
+      ":path": "/flaplab.worldgen.v1.WorldGenService/GenerateWorld",
+      "content-type": "application/grpc",
+      te: "trailers",
+      "grpc-timeout": "150m",
+      ...headers,
+    });
+    const started = Date.now();
+    const [head, trailers, body] = await new Promise<[Record<string, unknown>, Record<string, unknown>, Buffer]>((resolve, reject) => {
+      let h: Record<string, unknown> = {};
+      const chunks: Buffer[] = [];
+      stream.on("response", (x) => (h = x));
+      stream.on("data", (c: Buffer) => chunks.push(c));
+      stream.on("trailers", (t) => resolve([h, t, Buffer.concat(chunks)]));
+      stream.on("error", reject);
+      stream.end(envelope);
+    });
+    session.close();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    expect(head["content-type"]).toBe("application/grpc+proto");
+    expect(Number(head["x-aborted-after-ms"])).toBeLessThanOrEqual(0);
+    expect(trailers["grpc-status"]).toBe("0");
+    expect(trailers["x-reason"]).toBe("[deadline_exceeded] the operation timed out");
+    expect(body.readUInt32BE(1)).toBe(body.length - 5);
+    expect(fromBinary(GenerateWorldResponseSchema, body.subarray(5)).world?.seed).toBe(BigInt(Code.DeadlineExceeded));
+  });
+
   it("answers a bad deadline header, an unknown encoding and a body over the limit as Connect does", async () => {
-    const post = (extra: Record<string, string>, body: BodyInit) =>
+    const post = (extra: Record<string, string>, body: Uint8Array) =>
       fetch(url(), { method: "POST", headers: { ...headers, "content-type": "application/proto", ...extra }, body });
     const badTimeout = await post({ "connect-timeout-ms": "soon" }, new Uint8Array(0));
     expect(badTimeout.status).toBe(400);
