@@ -2,7 +2,7 @@ import { join } from "node:path";
 import type { ComponentName } from "@flaplab/component";
 import { authComponent, authLimitsFromEnv, createAuth, openUserStore } from "@flaplab/auth";
 import { createEngine, createGameSessionHandler, engineComponent, GameTable, gameTableOptionsFromEnv, TickScheduler } from "@flaplab/engine";
-import { createSigner, hasPrivateKey, type KeyMaterial, type PublicKeyMaterial } from "@flaplab/identity";
+import { createSigner, createStreamTicketSigner, hasPrivateKey, type KeyMaterial, type PublicKeyMaterial } from "@flaplab/identity";
 import { createInitiator, initiatorComponent } from "@flaplab/initiator";
 import { createMusic, createMusicSessionHandler, createMusicStreams, musicComponent, type MusicStreams } from "@flaplab/music";
 import { groupOf, type Runtime } from "@flaplab/runtime";
@@ -106,6 +106,7 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
                 engineUrl: engineGroup.streamPublicUrl + ENGINE_STREAM_PATH,
                 musicUrl: musicGroup.streamPublicUrl + MUSIC_STREAM_PATH,
               },
+              tickets: createStreamTicketSigner({ privateKey: opts.serviceKeys.privateKey }),
             }),
           );
           break;

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Code, ConnectError, type Client, type ServiceImpl } from "@connectrpc/connect";
-import { defineComponent } from "@flaplab/component";
+import { defineComponent, requirePrincipal } from "@flaplab/component";
 import type { EngineService } from "@flaplab/contracts/engine/v1/engine_pb";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import type { WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
@@ -17,18 +17,30 @@ export interface StreamEndpoints {
   readonly musicUrl: string;
 }
 
+/** Signs the ticket that opens a game's streams (`createStreamTicketSigner` of @flaplab/identity). */
+export interface StreamTicketIssuer {
+  sign(gameId: string, username: string): Promise<{ readonly ticket: string }>;
+}
+
 export interface InitiatorDeps {
   readonly worldgen: Client<typeof WorldGenService>;
   readonly engine: Client<typeof EngineService>;
   readonly endpoints: StreamEndpoints;
+  /** Issues the stream ticket of each game, for the player who started it. */
+  readonly tickets: StreamTicketIssuer;
   readonly newGameId?: () => string;
 }
 
-/** StartGame: a game id, a world from the world generator, then the game in the engine. */
+/**
+ * StartGame: a game id, a world from the world generator, then the game in the engine (owned by
+ * the caller), then a stream ticket naming the game and the caller: the client opens the game's
+ * streams with it.
+ */
 export function createInitiator(deps: InitiatorDeps): ServiceImpl<typeof InitiatorService> {
   const newGameId = deps.newGameId ?? randomUUID;
   return {
-    async startGame(req) {
+    async startGame(req, ctx) {
+      const { username } = requirePrincipal(ctx);
       const viewport = sized(req.viewport, DEFAULT_VIEWPORT, "viewport", 64, 4096);
       const bird = sized(req.bird, DEFAULT_BIRD, "bird", 1, 512);
       if (bird.width >= viewport.width || bird.height >= viewport.height) {
@@ -38,12 +50,14 @@ export function createInitiator(deps: InitiatorDeps): ServiceImpl<typeof Initiat
       const { world } = await deps.worldgen.generateWorld({ gameId, viewport, seed: req.seed });
       if (!world) throw new ConnectError("world generator returned no world", Code.Internal);
       const started = await deps.engine.startGame({ gameId, world, bird });
+      const { ticket } = await deps.tickets.sign(gameId, username);
       return {
         gameId,
         seed: world.seed,
         engineUrl: deps.endpoints.engineUrl,
         musicUrl: deps.endpoints.musicUrl,
         pipesInView: started.pipesInView,
+        streamTicket: ticket,
       };
     },
   };

@@ -1,17 +1,22 @@
 import { Code } from "@connectrpc/connect";
+import { generateKeyPairSync } from "node:crypto";
 import { createEngine, engineComponent, GameTable } from "@flaplab/engine";
+import { createStreamTicketSigner, createStreamTicketVerifier } from "@flaplab/identity";
 import { describeContract } from "@flaplab/testkit";
 import { createWorldGen, generateWorld, worldgenComponent } from "@flaplab/worldgen";
 import { expect, it } from "vitest";
 import { createInitiator, initiatorComponent } from "../src/index.js";
 
 const endpoints = { engineUrl: "https://engine.test/game", musicUrl: "https://music.test/music" };
+const serviceKey = generateKeyPairSync("ed25519");
+const tickets = createStreamTicketSigner({ privateKey: serviceKey.privateKey });
+const ticketVerifier = createStreamTicketVerifier({ publicKey: serviceKey.publicKey });
 
 describeContract(
   {
     component: initiatorComponent,
     create: (env) =>
-      createInitiator({ worldgen: env.client(worldgenComponent), engine: env.client(engineComponent), endpoints }),
+      createInitiator({ worldgen: env.client(worldgenComponent), engine: env.client(engineComponent), endpoints, tickets }),
     peers: [
       { component: worldgenComponent, create: () => createWorldGen() },
       { component: engineComponent, create: () => createEngine({ games: new GameTable() }) },
@@ -26,6 +31,19 @@ describeContract(
       expect(res.musicUrl).toBe(endpoints.musicUrl);
       // FlappyGo's pipesToRender: int(480*3) / (72 + spacing 191) = 5 for this seed.
       expect(res.pipesInView).toBe(5);
+    });
+
+    it("issues a stream ticket for the new game and the caller", async () => {
+      const res = await t.client.startGame({});
+      const ticket = await ticketVerifier.verify(res.streamTicket);
+      expect(ticket.gameId).toBe(res.gameId);
+      expect(ticket.username).toBe("alice");
+      expect(ticket.expiresAt.getTime() - Date.now()).toBeLessThanOrEqual(60_000);
+      const other = await t.client.startGame({});
+      expect(other.streamTicket).not.toBe(res.streamTicket);
+      expect((await ticketVerifier.verify(other.streamTicket)).gameId).toBe(other.gameId);
+      const bobs = await (await t.as("bob")).startGame({});
+      expect(await ticketVerifier.verify(bobs.streamTicket)).toMatchObject({ gameId: bobs.gameId, username: "bob" });
     });
 
     it("logs both downstream calls in order, tagged with the new game id", async () => {

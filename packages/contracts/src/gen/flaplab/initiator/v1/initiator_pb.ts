@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file flaplab/initiator/v1/initiator.proto.
  */
 export const file_flaplab_initiator_v1_initiator: GenFile = /*@__PURE__*/
-  fileDesc("CiRmbGFwbGFiL2luaXRpYXRvci92MS9pbml0aWF0b3IucHJvdG8SFGZsYXBsYWIuaW5pdGlhdG9yLnYxIokBChBTdGFydEdhbWVSZXF1ZXN0Ei8KCHZpZXdwb3J0GAEgASgLMh0uZmxhcGxhYi53b3JsZGdlbi52MS5WaWV3cG9ydBIoCgRiaXJkGAIgASgLMhouZmxhcGxhYi5lbmdpbmUudjEuQmlyZEJveBIRCgRzZWVkGAMgASgDSACIAQFCBwoFX3NlZWQicAoRU3RhcnRHYW1lUmVzcG9uc2USDwoHZ2FtZV9pZBgBIAEoCRIMCgRzZWVkGAIgASgDEhIKCmVuZ2luZV91cmwYAyABKAkSEQoJbXVzaWNfdXJsGAQgASgJEhUKDXBpcGVzX2luX3ZpZXcYBSABKAUycAoQSW5pdGlhdG9yU2VydmljZRJcCglTdGFydEdhbWUSJi5mbGFwbGFiLmluaXRpYXRvci52MS5TdGFydEdhbWVSZXF1ZXN0GicuZmxhcGxhYi5pbml0aWF0b3IudjEuU3RhcnRHYW1lUmVzcG9uc2ViBnByb3RvMw", [file_flaplab_engine_v1_engine, file_flaplab_worldgen_v1_worldgen]);
+  fileDesc("CiRmbGFwbGFiL2luaXRpYXRvci92MS9pbml0aWF0b3IucHJvdG8SFGZsYXBsYWIuaW5pdGlhdG9yLnYxIokBChBTdGFydEdhbWVSZXF1ZXN0Ei8KCHZpZXdwb3J0GAEgASgLMh0uZmxhcGxhYi53b3JsZGdlbi52MS5WaWV3cG9ydBIoCgRiaXJkGAIgASgLMhouZmxhcGxhYi5lbmdpbmUudjEuQmlyZEJveBIRCgRzZWVkGAMgASgDSACIAQFCBwoFX3NlZWQihwEKEVN0YXJ0R2FtZVJlc3BvbnNlEg8KB2dhbWVfaWQYASABKAkSDAoEc2VlZBgCIAEoAxISCgplbmdpbmVfdXJsGAMgASgJEhEKCW11c2ljX3VybBgEIAEoCRIVCg1waXBlc19pbl92aWV3GAUgASgFEhUKDXN0cmVhbV90aWNrZXQYBiABKAkycAoQSW5pdGlhdG9yU2VydmljZRJcCglTdGFydEdhbWUSJi5mbGFwbGFiLmluaXRpYXRvci52MS5TdGFydEdhbWVSZXF1ZXN0GicuZmxhcGxhYi5pbml0aWF0b3IudjEuU3RhcnRHYW1lUmVzcG9uc2ViBnByb3RvMw", [file_flaplab_engine_v1_engine, file_flaplab_worldgen_v1_worldgen]);
 
 /**
  * @generated from message flaplab.initiator.v1.StartGameRequest
@@ -77,6 +77,15 @@ export type StartGameResponse = Message<"flaplab.initiator.v1.StartGameResponse"
    * @generated from field: int32 pipes_in_view = 5;
    */
   pipesInView: number;
+
+  /**
+   * Opens this game's streams: `<engine_url>?gameId=<game_id>&ticket=<stream_ticket>`, the same
+   * at music_url. A short-lived signed ticket (about 60 s to open the streams) naming this game
+   * and its player; the player's token never goes into a stream URL.
+   *
+   * @generated from field: string stream_ticket = 6;
+   */
+  streamTicket: string;
 };
 
 /**
