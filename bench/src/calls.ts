@@ -18,7 +18,9 @@ import {
   type Workload,
   worldGenFor,
 } from "./rpc-fixture.js";
-import type { RpcServerPorts } from "./rpc-server.js";
+import { existsSync } from "node:fs";
+import { GHZ, runGhz } from "./overload.js";
+import type { CpuSample, RpcServerPorts } from "./rpc-server.js";
 import { type GoalResult, metText, type RunOptions, type SectionResult } from "./section.js";
 import { count, ratio, sig } from "./table.js";
 
@@ -30,7 +32,12 @@ export interface CallRow {
   readonly latency: Percentiles;
   /** p50 of this mode ÷ p50 of the bare call of the same workload. */
   readonly p50VsBare: number | null;
+  /** Networked modes: the server process's CPU time (user + system) per call, µs. */
+  readonly serverCpuUs?: number;
 }
+
+/** The independent client's row: ghz (grpc-go), gRPC over h2c, one call at a time. */
+export const GHZ_MODE = "ghz-grpc-h2c";
 
 interface Budget {
   readonly warm: number;
@@ -67,6 +74,8 @@ export async function timeCalls(fn: () => unknown, budget: Budget): Promise<Hist
 export const DIRECT_OVERHEAD_GOAL_US = 1.5;
 export const NET_P50_GOAL_US = 300;
 export const NET_P99_GOAL_US = 1000;
+/** The server process's CPU per networked call, µs (Go's server: 200–430 µs). */
+export const SERVER_CPU_GOAL_US = 250;
 /** FlappyGo's Go gRPC over TLS p99 on this machine type: quoted reference, not measured here. */
 export const NET_P99_REFERENCE_US: readonly [number, number] = [660, 924];
 
@@ -87,12 +96,23 @@ export async function runCalls(opts: RunOptions): Promise<SectionResult> {
     server = await startChild("rpc-server.ts");
     const ports = await server.request<RpcServerPorts>({ type: "start", keysDir: dir });
     for (const workload of ["trivial", "worldgen"] as const) {
-      const add = (mode: string, label: string, h: Hist) => {
+      const add = (mode: string, label: string, h: Hist, serverCpuUs?: number) => {
         const latency = scale(h.summary(), 1000);
         const bare = rows.find((r) => r.workload === workload && r.mode === "bare");
-        rows.push({ workload, mode, label, latency, p50VsBare: bare ? (latency.p50 ?? 0) / (bare.latency.p50 ?? 1) : 1 });
-        opts.log(`  calls ${workload} ${label}: p50 ${sig(latency.p50)} µs (${latency.samples} samples)`);
+        rows.push({
+          workload,
+          mode,
+          label,
+          latency,
+          p50VsBare: bare ? (latency.p50 ?? 0) / (bare.latency.p50 ?? 1) : 1,
+          ...(serverCpuUs === undefined ? {} : { serverCpuUs }),
+        });
+        opts.log(
+          `  calls ${workload} ${label}: p50 ${sig(latency.p50)} µs (${latency.samples} samples)` +
+            (serverCpuUs === undefined ? "" : `, server CPU ${sig(serverCpuUs)} µs/call`),
+        );
       };
+      const cpu = () => server!.request<CpuSample>({ type: "cpu" });
       const impl = worldGenFor(workload);
       const ctx = createHandlerContext({
         service: worldgenComponent.service,
@@ -126,8 +146,22 @@ export async function runCalls(opts: RunOptions): Promise<SectionResult> {
       for (const net of NETWORK_MODES) {
         const runtime: Runtime = createRuntime({ topology: clientTopology(ports[workload], net.network), group: "bench", verifier: keys.verifier });
         const client: Client<typeof WorldGenService> = runtime.client(worldgenComponent, "bench");
-        add(net.id, net.label, await timeCalls(() => client.generateWorld(request, callOptions), budgets.net));
+        for (let i = 0; i < budgets.net.warm; i++) await client.generateWorld(request, callOptions);
+        const before = await cpu();
+        const h = await timeCalls(() => client.generateWorld(request, callOptions), { ...budgets.net, warm: 0 });
+        const after = await cpu();
+        add(net.id, net.label, h, (after.cpuUs - before.cpuUs) / Math.max(1, h.samples));
         runtime.close();
+      }
+      if (existsSync(GHZ)) {
+        // The same endpoint from a client nobody here wrote: ghz (grpc-go), one call at a time on one connection.
+        await runGhz(["--concurrency=1", "-n", String(budgets.net.warm)], `127.0.0.1:${ports[workload]}`, token, budgets.net.maxMs);
+        const before = await cpu();
+        const report = await runGhz(["--concurrency=1", "-n", String(budgets.net.count)], `127.0.0.1:${ports[workload]}`, token, budgets.net.maxMs);
+        const after = await cpu();
+        const h = new Hist();
+        for (const d of report.details ?? []) if (d.status === "OK") h.record(d.latency); // ns
+        add(GHZ_MODE, "ghz (grpc-go), gRPC h2c", h, (after.cpuUs - before.cpuUs) / Math.max(1, report.count));
       }
     }
   } finally {
@@ -161,11 +195,29 @@ export async function runCalls(opts: RunOptions): Promise<SectionResult> {
       measured: `${sig(best.latency.p99)} µs (${best.label})`,
       met: p99ok,
     });
+    if (workload === "trivial") {
+      const cpuOk = (best.serverCpuUs ?? Infinity) <= SERVER_CPU_GOAL_US;
+      goals.push({
+        section: "1",
+        goal: `server CPU per call ≤ ${SERVER_CPU_GOAL_US} µs, best networked mode (Go: 200–430 µs*) (${workload})`,
+        measured: `${sig(best.serverCpuUs)} µs (${best.label})`,
+        met: cpuOk,
+      });
+      const ghz = rows.find((r) => r.workload === workload && r.mode === GHZ_MODE);
+      if (ghz) {
+        goals.push({
+          section: "1",
+          goal: `gRPC h2c from ghz: p50 ≤ ${NET_P50_GOAL_US} µs, p99 ≤ ${NET_P99_GOAL_US} µs, server CPU ≤ ${SERVER_CPU_GOAL_US} µs/call (${workload})`,
+          measured: `p50 ${sig(ghz.latency.p50)} µs, p99 ${sig(ghz.latency.p99)} µs, ${sig(ghz.serverCpuUs)} µs CPU`,
+          met: (ghz.latency.p50 ?? Infinity) <= NET_P50_GOAL_US && (ghz.latency.p99 ?? Infinity) <= NET_P99_GOAL_US && (ghz.serverCpuUs ?? Infinity) <= SERVER_CPU_GOAL_US,
+        });
+      }
+    }
   }
 
   const table = {
-    headers: ["Workload", "Mode", "Samples", "p50 µs", "p99 µs", "p99.9 µs", "p50 ÷ bare", "Goal", "Met"],
-    align: ["l", "l", "r", "r", "r", "r", "r", "l", "l"] as const,
+    headers: ["Workload", "Mode", "Samples", "p50 µs", "p99 µs", "p99.9 µs", "p50 ÷ bare", "Server CPU µs/call", "Goal", "Met"],
+    align: ["l", "l", "r", "r", "r", "r", "r", "r", "l", "l"] as const,
     rows: rows.map((r) => {
       const g = goalOf.get(r);
       return [
@@ -176,6 +228,7 @@ export async function runCalls(opts: RunOptions): Promise<SectionResult> {
         sig(r.latency.p99),
         sig(r.latency.p999),
         r.mode === "bare" ? "1×" : ratio(r.latency.p50, rows.find((b) => b.workload === r.workload && b.mode === "bare")!.latency.p50),
+        r.serverCpuUs === undefined ? "" : sig(r.serverCpuUs),
         g?.[0] ?? "",
         g ? metText(g[1]) : "",
       ];
@@ -189,6 +242,8 @@ export async function runCalls(opts: RunOptions): Promise<SectionResult> {
     notes: [
       `Networked modes: the server is a separate process on loopback (real host, real runtime, token verified per call); the client runs in this process.`,
       `Bare = \`await impl.generateWorld(req, ctx)\`. Timer overhead per sample ≈ ${sig(timerNs)} ns (in every row).`,
+      `Server CPU µs/call: the server process's CPU time (user + system, kernel included) over the measured calls ÷ calls; goal ≤ ${SERVER_CPU_GOAL_US} µs (Go: 200–430 µs, quoted). ` +
+        `ghz (grpc-go, ${existsSync(GHZ) ? ".tools/bin/ghz" : "not installed: pnpm run setup:ghz"}) calls the same server over gRPC h2c, one call at a time on one connection, ${count(budgets.net.count)} calls after ${count(budgets.net.warm)} warm-up calls; its latency is its own per-call timing.`,
       `* p99 660–924 µs is the reference for FlappyGo's Go implementation (gRPC over TLS) on this machine type, quoted from the project's goals, not measured in this run.`,
     ],
     goals,

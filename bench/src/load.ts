@@ -9,6 +9,9 @@ import { type Child, startChild } from "./child.js";
 import { type OpenLoopResult, runOpenLoop } from "./openloop.js";
 import { benchKeys, benchRequest, clientTopology, DEFAULT_NETWORK_MODE, NETWORK_MODES } from "./rpc-fixture.js";
 import type { CpuSample, RpcServerPorts } from "./rpc-server.js";
+import { existsSync } from "node:fs";
+import { Hist, type Percentiles } from "./hist.js";
+import { GHZ, runGhz } from "./overload.js";
 import type { RunOptions, SectionResult } from "./section.js";
 import { count, ratio, sig } from "./table.js";
 
@@ -32,8 +35,37 @@ export interface LoadRow {
 
 export const P99_FACTOR = 10;
 
-const FULL = { rates: [250, 500, 1000, 2000, 4000, 8000, 16000], firstStepMs: 4000, stepMs: 2000, drainMs: 2000, warm: 500 };
-const QUICK = { rates: [200, 400], firstStepMs: 200, stepMs: 200, drainMs: 300, warm: 20 };
+/** ghz (grpc-go) against the same endpoint, gRPC over h2c on one connection. */
+export interface GhzLoadRow {
+  readonly label: string;
+  /** Offered rate (open loop), or null (closed loop). */
+  readonly offeredRps: number | null;
+  readonly achievedRps: number;
+  readonly ok: number;
+  readonly errors: number;
+  /** ghz's own per-call latency, µs. */
+  readonly latency: Percentiles;
+  readonly serverCpu: number;
+}
+
+const FULL = {
+  rates: [250, 500, 1000, 2000, 4000, 8000, 16000],
+  firstStepMs: 4000,
+  stepMs: 2000,
+  drainMs: 2000,
+  warm: 500,
+  ghzClosed: { concurrency: 32, calls: 10_000 },
+  ghzOpen: { rps: 1000, ms: 4000 },
+};
+const QUICK = {
+  rates: [200, 400],
+  firstStepMs: 200,
+  stepMs: 200,
+  drainMs: 300,
+  warm: 20,
+  ghzClosed: { concurrency: 8, calls: 200 },
+  ghzOpen: { rps: 200, ms: 500 },
+};
 
 export async function runLoad(opts: RunOptions): Promise<SectionResult> {
   const started = performance.now();
@@ -44,6 +76,7 @@ export async function runLoad(opts: RunOptions): Promise<SectionResult> {
   const callOptions = { headers: { authorization: `Bearer ${token}` } };
   const request = benchRequest();
   const rows: LoadRow[] = [];
+  const ghzRows: GhzLoadRow[] = [];
   // Hundreds of calls in flight on one HTTP/2 session each listen to the session's abort signal.
   setMaxListeners(2048);
   let server: Child | undefined;
@@ -92,10 +125,44 @@ export async function runLoad(opts: RunOptions): Promise<SectionResult> {
         rpsPerServerCore: sustained && sustained.serverCpu > 0 ? sustained.rate / sustained.serverCpu : null,
       });
     }
+    if (existsSync(GHZ)) {
+      const address = `127.0.0.1:${ports.trivial}`;
+      await runGhz(["--concurrency=1", "-n", String(plan.warm)], address, token, 1000);
+      const ghzRun = async (label: string, args: string[], offeredRps: number | null, ms: number) => {
+        const before = await cpu();
+        const report = await runGhz(args, address, token, ms);
+        const after = await cpu();
+        const h = new Hist();
+        let ok = 0;
+        for (const d of report.details ?? []) {
+          if (d.status === "OK") {
+            ok++;
+            h.record(d.latency / 1000); // ns → µs
+          }
+        }
+        const row: GhzLoadRow = {
+          label,
+          offeredRps,
+          achievedRps: report.rps,
+          ok,
+          errors: report.count - ok,
+          latency: h.summary(),
+          serverCpu: (after.cpuUs - before.cpuUs) / Math.max(1, after.wallUs - before.wallUs),
+        };
+        ghzRows.push(row);
+        opts.log(`  load ${label}: ${Math.round(row.achievedRps)} rps, p50 ${sig(row.latency.p50)} µs p99 ${sig(row.latency.p99)} µs, server CPU ${Math.round(row.serverCpu * 100)}%`);
+      };
+      const { concurrency, calls } = plan.ghzClosed;
+      await ghzRun(`ghz (grpc-go), gRPC h2c, closed loop, ${concurrency} in flight`, [`--concurrency=${concurrency}`, "-n", String(calls)], null, 30_000);
+      const { rps, ms } = plan.ghzOpen;
+      await ghzRun(`ghz (grpc-go), gRPC h2c, open loop`, ["--async", `--rps=${rps}`, "-n", String(Math.round((rps * ms) / 1000))], rps, ms);
+    }
   } finally {
     await server?.stop();
     await rm(dir, { recursive: true, force: true });
   }
+  const own = rows.find((r) => r.mode === "grpc-h2c")?.steps.find((x) => x.rate === plan.ghzOpen.rps);
+  const ghzOpen = ghzRows.find((r) => r.offeredRps !== null);
   const base = rows.find((r) => r.mode === DEFAULT_NETWORK_MODE)!;
   const lastRate = plan.rates[plan.rates.length - 1]!;
   return {
@@ -132,15 +199,35 @@ export async function runLoad(opts: RunOptions): Promise<SectionResult> {
           ratio(r.sustainableRps, base.sustainableRps),
           over ? `${count(over.rate)}: ${over.why} (uncorrected p99 ${sig(over.uncorrected.p99)})` : "none",
         ];
-      }),
+      }).concat(
+        ghzRows.map((g) => [
+          g.label,
+          g.offeredRps === null ? "closed loop" : String(g.offeredRps),
+          g.offeredRps === null ? `${count(Math.round(g.achievedRps))} (achieved)` : `${count(Math.round(g.achievedRps))} achieved`,
+          count(g.ok),
+          sig(g.latency.p50),
+          sig(g.latency.p99),
+          "–",
+          `${Math.round(g.serverCpu * 100)}%`,
+          g.serverCpu > 0 ? count(Math.round(g.achievedRps / g.serverCpu)) : "–",
+          g.offeredRps === null ? ratio(g.achievedRps, base.sustainableRps) : "–",
+          g.errors > 0 ? `${count(g.errors)} errors` : "none",
+        ]),
+      ),
     },
     notes: [
       `Stand-in GenerateWorld; server in a separate process (one Node process = at most one core), client in this process; both share the ${"machine's"} cores.`,
       `Each step issues rate × ${plan.stepMs / 1000} s requests on schedule (${plan.firstStepMs / 1000} s for the first; ≤ 256 in flight); a step fails on p99 > ${P99_FACTOR}× the low-load p99 (the smallest p99 of the lower rates), on errors, or when requests are still unanswered ${plan.drainMs / 1000} s after the last was due. Sustainable = the last passing rate ("+" = the highest rate tried).`,
       `rps per server core = sustainable rate ÷ the server's CPU use at it. "uncorrected p99" is what timing from the actual send would have shown.`,
+      existsSync(GHZ)
+        ? `ghz rows: ghz v0.121.0 (grpc-go) against the same server and stand-in, gRPC over h2c on one connection; closed loop = ${plan.ghzClosed.concurrency} calls in flight, ${count(plan.ghzClosed.calls)} calls (rps per server core = achieved rate ÷ server CPU); open loop = \`--async --rps ${plan.ghzOpen.rps}\` for ${plan.ghzOpen.ms / 1000} s. ghz times each call from its actual send (not the intended one).` +
+          (own && ghzOpen
+            ? ` This client's gRPC h2c step at the same rate: p50 ${sig(own.latency.p50)} µs, p99 ${sig(own.latency.p99)} µs (uncorrected ${sig(own.uncorrected.p50)} / ${sig(own.uncorrected.p99)} µs) against ghz's ${sig(ghzOpen.latency.p50)} / ${sig(ghzOpen.latency.p99)} µs (p50 ratio ${ratio(own.uncorrected.p50, ghzOpen.latency.p50)}); server CPU ${Math.round(own.serverCpu * 100)}% against ${Math.round(ghzOpen.serverCpu * 100)}%.`
+            : "")
+        : `ghz not installed (${GHZ}): run pnpm run setup:ghz for the ghz rows.`,
     ],
     goals: [],
-    data: { rows, plan },
+    data: { rows, ghzRows, plan },
     seconds: (performance.now() - started) / 1000,
   };
 }

@@ -203,14 +203,14 @@ async function closedLoop(baseUrl: string, headers: Record<string, string>, ms: 
   return done / (ms / 1000);
 }
 
-interface GhzReport {
+export interface GhzReport {
   readonly count: number;
   readonly rps: number;
   readonly statusCodeDistribution?: Record<string, number>;
   readonly details?: readonly { readonly latency: number; readonly status: string; readonly error: string }[];
 }
 
-async function runGhz(args: readonly string[], address: string, token: string, loadMs: number): Promise<GhzReport> {
+export async function runGhz(args: readonly string[], address: string, token: string, loadMs: number): Promise<GhzReport> {
   const { stdout } = await promisify(execFile)(
     GHZ,
     [
