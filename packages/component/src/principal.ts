@@ -12,6 +12,8 @@ export interface Principal {
   readonly expiresAt: Date;
   /** The calling component, when the call carries a component credential; absent for a player. */
   readonly service?: string | undefined;
+  /** On a game or music stream: the game its stream ticket was issued for. Absent on RPCs. */
+  readonly gameId?: string | undefined;
 }
 
 /** Set by the runtime on every authenticated call, in every call mode. */

@@ -17,6 +17,7 @@ import {
   type SessionHandler,
   StreamProtocolError,
   type StreamSession,
+  checkStreamOwnership,
   encodeDelimited,
 } from "@flaplab/game-stream";
 import { PIPE_WIDTH } from "@flaplab/physics";
@@ -65,8 +66,8 @@ const silent: EngineLogger = { info() {}, warn() {}, error() {} };
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * The engine's game stream handler. A session for game G by user U: unknown G → 4404, G owned
- * by someone else → 4403, G already has a stream → 4409, G over → 4410. Then the first
+ * The engine's game stream handler. A session for game G by user U: no stream ticket → 4401, a
+ * ticket of another game or G owned by someone else → 4403 (`checkStreamOwnership`), unknown G → 4404, G already has a stream → 4409, G over → 4410. Then the first
  * ClientInput starts the game (tick 1 one period later) and each later one flaps at once, answered
  * by an input-ack frame before anything else; every tick sends a frame. At game over: the
  * game-over frame, RecordRun, the GameSummary, then close 0 "game over". A session that ends before that abandons the game: it is removed
@@ -91,10 +92,9 @@ export function createGameSessionHandler(deps: GameSessionDeps): SessionHandler 
   return (session) => {
     const id = session.gameId;
     const game = config.games.get(id);
+    const refusal = checkStreamOwnership(session, game?.owner.username);
+    if (refusal) return session.close(refusal.code, refusal.reason);
     if (!game) return session.close(CloseCode.NotFound, `unknown game ${id}`);
-    if (game.owner.username !== session.principal.username) {
-      return session.close(CloseCode.PermissionDenied, `game ${id} belongs to another player`);
-    }
     if (live.has(id)) return session.close(CloseCode.AlreadyConnected, "game already has a stream");
     if (game.state.phase === "over") return session.close(CloseCode.GameOver, `game ${id} is over`);
     live.set(id, session);

@@ -125,6 +125,23 @@ describe("game stream: refusals", () => {
     expect(s.games.has("g1")).toBe(true);
   });
 
+  it("closes 4403 for the ticket of another game, and the owner's stream plays on", async () => {
+    const s = setup();
+    s.addGame("g1");
+    const own = s.connect("g1");
+    await start(own);
+    // bob holds a valid ticket, for his own game g2, and opens alice's g1 with it.
+    const foreign = s.connect("g1", { ...bob, gameId: "g2" });
+    expect(foreign.end).toMatchObject({ code: CloseCode.PermissionDenied, reason: "the stream ticket is not for game g1" });
+    // alice's own ticket for g1 does not open g2 either.
+    s.addGame("g2");
+    expect(s.connect("g2", { ...alice, gameId: "g1" }).end?.code).toBe(CloseCode.PermissionDenied);
+    const before = frames(own).length;
+    await tick(s, 3);
+    expect(frames(own).length).toBe(before + 3);
+    expect(own.end).toBeUndefined();
+  });
+
   it("closes the second stream of a game 4409 and leaves the first one playing", async () => {
     const s = setup();
     s.addGame("g1");

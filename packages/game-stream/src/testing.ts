@@ -6,6 +6,11 @@ import type { SessionEnd, StreamSession } from "./session.js";
 
 export interface MemorySessionOptions {
   readonly gameId: string;
+  /**
+   * Who opened the stream, as the stream server's authorization gives it. Without `gameId`, the
+   * principal carries a stream ticket for this session's game (what a real client opens with);
+   * give another `gameId` to play a client holding the ticket of another game.
+   */
   readonly principal: Principal;
   /** Which stream this is: "engine" (the default) or "music". */
   readonly kind?: string;
@@ -55,7 +60,7 @@ export class MemoryStreamSession implements StreamSession {
 
   constructor(options: MemorySessionOptions) {
     this.gameId = options.gameId;
-    this.principal = options.principal;
+    this.principal = options.principal.gameId === undefined ? { ...options.principal, gameId: options.gameId } : options.principal;
     this.kind = options.kind ?? "engine";
     this.keepSent = options.keepSent ?? true;
     this.onSend = options.onSend;

@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { SoundClipSchema } from "@flaplab/contracts/music/v1/music_pb";
-import { CloseCode, type SessionHandler, encodeDelimited } from "@flaplab/game-stream";
+import { CloseCode, type SessionHandler, checkStreamOwnership, encodeDelimited } from "@flaplab/game-stream";
 import type { MusicStreamHandle, MusicStreams } from "./streams.js";
 
 export interface MusicSessionDeps {
@@ -15,14 +15,19 @@ export const DEFAULT_MUSIC_MAX_BUFFERED_BYTES = 1024 * 1024;
 /**
  * The music stream handler: each session becomes the game's music stream in `streams`, and every
  * clip sent there goes down the session as a size-delimited SoundClip. After the game-over clip
- * the session is closed 0 "game over". Refusals: the game already has a music stream → 4409; the
- * client writes to the stream → 4400; the client does not keep up → 4429.
+ * the session is closed 0 "game over". Refusals: no stream ticket → 4401, the ticket of another
+ * game → 4403 (`checkStreamOwnership`: the initiator issues a game's ticket only to the player who
+ * started it, so another player cannot open, and so cannot disturb, the owner's music stream);
+ * the game already has a music stream → 4409; the client writes to the stream → 4400; the client
+ * does not keep up → 4429.
  */
 export function createMusicSessionHandler(deps: MusicSessionDeps): SessionHandler {
   const { streams } = deps;
   const maxBuffered = deps.maxBufferedBytes ?? DEFAULT_MUSIC_MAX_BUFFERED_BYTES;
 
   return (session) => {
+    const refusal = checkStreamOwnership(session);
+    if (refusal) return session.close(refusal.code, refusal.reason);
     let handle: MusicStreamHandle;
     try {
       handle = streams.open(session.gameId, (clip) => {

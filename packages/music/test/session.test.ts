@@ -22,13 +22,15 @@ function clip(sound: Sound, inputSeq = 0, tick = 0): SoundClip {
   return create(SoundClipSchema, { sound, inputSeq, tick, mediaType: "audio/wav", audio: new Uint8Array([1, 2, 3, sound]) });
 }
 
-function setup(): { streams: MusicStreams; connect(gameId: string): MemoryStreamSession } {
+const bob: Principal = { username: "bob", token: "token-b", expiresAt: new Date(Date.UTC(2030, 0, 1)) };
+
+function setup(): { streams: MusicStreams; connect(gameId: string, who?: Principal): MemoryStreamSession } {
   const streams = createMusicStreams();
   const handler = createMusicSessionHandler({ streams, maxBufferedBytes: 100 });
   return {
     streams,
-    connect(gameId) {
-      const session = new MemoryStreamSession({ gameId, principal: alice, kind: "music" });
+    connect(gameId, who = alice) {
+      const session = new MemoryStreamSession({ gameId, principal: who, kind: "music" });
       handler(session);
       return session;
     },
@@ -89,6 +91,22 @@ describe("createMusicSessionHandler", () => {
     expect(clips(first)).toHaveLength(1);
     expect(second.sent).toHaveLength(0);
     expect(first.end).toBeUndefined();
+  });
+
+  it("closes 4403 for another player's ticket (of their own game) on this game, and the owner's stream goes on", async () => {
+    const { streams, connect } = setup();
+    const owner = connect("g-a");
+    const foreign = connect("g-a", { ...bob, gameId: "g-b" });
+    expect(foreign.end).toMatchObject({ code: CloseCode.PermissionDenied, reason: "the stream ticket is not for game g-a" });
+    // Before the owner's stream was open, too: the foreign session never becomes the game's stream.
+    const early = connect("g-c", { ...bob, gameId: "g-b" });
+    expect(early.end?.code).toBe(CloseCode.PermissionDenied);
+    expect(streams.has("g-c")).toBe(false);
+    await flush();
+    await streams.send("g-a", clip(Sound.FLAP, 1, 3));
+    expect(clips(owner)).toEqual([clip(Sound.FLAP, 1, 3)]);
+    expect(foreign.sent).toHaveLength(0);
+    expect(owner.end).toBeUndefined();
   });
 
   it("closes 4400 when the client writes to the stream", async () => {
