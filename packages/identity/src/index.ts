@@ -31,9 +31,11 @@ export {
 } from "./tokens.js";
 export type { Principal, ServiceSigner, ServiceSignerOptions, SignedToken, Signer, SignerOptions, Verifier, VerifierOptions } from "./tokens.js";
 export {
+  createStreamAuthorizer,
   createStreamTicketSigner,
   createStreamTicketVerifier,
   STREAM_AUDIENCE,
+  STREAM_TICKET_PARAM,
   STREAM_TICKET_TTL_SECONDS,
 } from "./stream-tickets.js";
 export type {

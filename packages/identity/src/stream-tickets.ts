@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { Principal } from "@flaplab/component";
 import { errors, jwtVerify, SignJWT } from "jose";
 import { DEFAULT_ISSUER, MAX_TOKEN_LENGTH, TOKEN_ALGORITHM } from "./tokens.js";
 import { keyId, toPrivateKeyObject, toPublicKeyObject, type KeyInput } from "./keys.js";
@@ -139,4 +140,20 @@ function describe(err: unknown): ConnectError {
   if (err instanceof errors.JWSSignatureVerificationFailed) return invalidTicket("bad signature", err);
   if (err instanceof errors.JOSEAlgNotAllowed) return invalidTicket(`algorithm not allowed (only ${TOKEN_ALGORITHM})`, err);
   return invalidTicket("malformed", err);
+}
+
+/** The query parameter a stream URL carries its ticket in: `?gameId=<id>&ticket=<ticket>`. */
+export const STREAM_TICKET_PARAM = "ticket";
+
+/**
+ * The stream server's authorization with tickets: the `ticket` query parameter, verified, as the
+ * principal of the session (`gameId` = the game the ticket admits to; the handlers compare it with
+ * the URL's game through `checkStreamOwnership` of @flaplab/game-stream). A missing or bad ticket
+ * throws Unauthenticated; a player token in `token` is not looked at.
+ */
+export function createStreamAuthorizer(verifier: StreamTicketVerifier): (query: URLSearchParams) => Promise<Principal> {
+  return async (query) => {
+    const ticket = await verifier.verify(query.get(STREAM_TICKET_PARAM) ?? "");
+    return Object.freeze({ username: ticket.username, token: ticket.ticket, expiresAt: ticket.expiresAt, gameId: ticket.gameId });
+  };
 }

@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import {
   createServiceSigner,
   createSigner,
+  createStreamAuthorizer,
   createStreamTicketSigner,
   createStreamTicketVerifier,
   createVerifier,
@@ -90,5 +91,21 @@ describe("stream tickets", () => {
     const signer = createStreamTicketSigner({ privateKey: service.privateKey });
     await expect(signer.sign("", "alice")).rejects.toThrow(/game id/);
     await expect(signer.sign("g", "")).rejects.toThrow(/username/);
+  });
+});
+
+describe("createStreamAuthorizer", () => {
+  it("makes the ticket's player the session's principal, with the ticket's game", async () => {
+    const authorize = createStreamAuthorizer(tickets);
+    const { ticket, expiresAt } = await createStreamTicketSigner({ privateKey: service.privateKey }).sign("g-1", "alice");
+    const principal = await authorize(new URLSearchParams({ gameId: "g-9", ticket }));
+    expect(principal).toEqual({ username: "alice", token: ticket, expiresAt, gameId: "g-1" });
+  });
+
+  it("refuses a URL without a ticket, even with a valid player token", async () => {
+    const authorize = createStreamAuthorizer(tickets);
+    const token = (await createSigner({ privateKey: player.privateKey }).sign("alice")).token;
+    expect(await reason(authorize(new URLSearchParams({ gameId: "g-1", token })))).toBe("invalid stream ticket: missing");
+    expect(await reason(authorize(new URLSearchParams({ gameId: "g-1", ticket: token })))).toMatch(/unknown key/);
   });
 });
