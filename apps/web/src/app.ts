@@ -287,7 +287,6 @@ export class App {
       log.rtt("start", t, log.time() - t, res.gameId);
       const run = new GameRun({
         start: res,
-        token: session.token,
         allowNative: this.config.http3,
         log,
         sound: this.sound,

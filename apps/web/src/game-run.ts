@@ -33,8 +33,8 @@ export interface GameResult {
 }
 
 export interface GameRunOptions {
+  /** StartGame's answer: the stream URLs and the stream ticket both streams are opened with. */
   readonly start: StartGameResponse;
-  readonly token: string;
   /** Let the WebTransport polyfill try native HTTP/3 first. */
   readonly allowNative: boolean;
   readonly log: LatencyLog;
@@ -109,14 +109,14 @@ export class GameRun {
 
   /** Opens both sessions and sends the start input. Throws StreamOpenError when a session fails. */
   async open(): Promise<void> {
-    const { start, token, allowNative, log } = this.opts;
+    const { start, allowNative, log } = this.opts;
     const open = this.opts.openStream ?? openStream;
     let t = this.now();
-    this.music = await open("music", streamUrl(start.musicUrl, start.gameId, token), allowNative);
+    this.music = await open("music", streamUrl(start.musicUrl, start.gameId, start.streamTicket), allowNative);
     log.rtt("open", t, this.now() - t, `music via ${this.music.via}`);
     t = this.now();
     try {
-      this.game = await open("game", streamUrl(start.engineUrl, start.gameId, token), allowNative);
+      this.game = await open("game", streamUrl(start.engineUrl, start.gameId, start.streamTicket), allowNative);
     } catch (err) {
       this.music.close(0, "game stream failed");
       throw err;

@@ -35,11 +35,14 @@ export function loadWebTransport(allowNative: boolean): Promise<WebTransportModu
   return modulePromise;
 }
 
-/** `<base>?gameId=<id>&token=<jwt>` (other query parameters of `base` are kept). */
-export function streamUrl(base: string, gameId: string, token: string): string {
+/**
+ * `<base>?gameId=<id>&ticket=<stream ticket>` (other query parameters of `base` are kept). The
+ * ticket comes with StartGame; the player's token never goes into a stream URL.
+ */
+export function streamUrl(base: string, gameId: string, ticket: string): string {
   const url = new URL(base);
   url.searchParams.set("gameId", gameId);
-  url.searchParams.set("token", token);
+  url.searchParams.set("ticket", ticket);
   return url.toString();
 }
 

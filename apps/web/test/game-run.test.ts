@@ -99,8 +99,8 @@ function setup() {
       seed: 42n,
       engineUrl: "https://127.0.0.1:7443/engine",
       musicUrl: "https://127.0.0.1:7443/music",
+      streamTicket: "tkt",
     }),
-    token: "tok",
     allowNative: false,
     log,
     sound: {
@@ -130,8 +130,8 @@ describe("GameRun", () => {
   it("plays a game: start input, flaps, frames, sounds, summary, then closes both sessions", async () => {
     const { run, game, music, log, played, views } = setup();
     await run.open();
-    expect(game.url).toBe("https://127.0.0.1:7443/engine?gameId=g1&token=tok");
-    expect(music.url).toBe("https://127.0.0.1:7443/music?gameId=g1&token=tok");
+    expect(game.url).toBe("https://127.0.0.1:7443/engine?gameId=g1&ticket=tkt");
+    expect(music.url).toBe("https://127.0.0.1:7443/music?gameId=g1&ticket=tkt");
     expect(music.written).toHaveLength(0);
     expect(inputs(game).map((i) => i.seq)).toEqual([1]);
     expect(inputs(game)[0]!.clientTimeMs).toBeGreaterThan(performance.timeOrigin);
