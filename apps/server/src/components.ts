@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { ComponentName } from "@flaplab/component";
-import { authComponent, authLimitsFromEnv, createAuth, openUserStore } from "@flaplab/auth";
+import { authComponent, authLimitsFromEnv, authTokenTtlFromEnv, createAuth, openUserStore } from "@flaplab/auth";
 import { createEngine, createGameSessionHandler, engineComponent, GameTable, gameTableOptionsFromEnv, TickScheduler } from "@flaplab/engine";
 import { createSigner, createStreamTicketSigner, hasPrivateKey, type KeyMaterial, type PublicKeyMaterial } from "@flaplab/identity";
 import { createInitiator, initiatorComponent } from "@flaplab/initiator";
@@ -59,13 +59,14 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
           }
           // Bad FLAPLAB_AUTH_* values fail here, before the store is opened.
           const limits = authLimitsFromEnv(process.env);
+          const ttlSeconds = authTokenTtlFromEnv(process.env);
           const store = openUserStore(opts.dataDir);
           closers.push(() => store.close());
           runtime.mount(
             authComponent,
             createAuth({
               store,
-              signer: createSigner({ privateKey: opts.keys.privateKey }),
+              signer: createSigner({ privateKey: opts.keys.privateKey, ttlSeconds }),
               limits,
               logger: opts.logger.child({ component: "auth" }),
             }),

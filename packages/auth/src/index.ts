@@ -15,3 +15,4 @@ export {
   resolveAuthLimits,
 } from "./throttle.js";
 export type { AuthLimits, AuthLogger, LoginAttempt } from "./throttle.js";
+export { AUTH_TOKEN_TTL_ENV, authTokenTtlFromEnv } from "./token-ttl.js";
