@@ -1,6 +1,6 @@
 // Child process for section 3b: the real stream server with the engine's game session handler.
 import { createGameSessionHandler, GameTable } from "@flaplab/engine";
-import { createDevCertificate, createStreamServer, type StreamServer } from "@flaplab/streams";
+import { createDevCertificate, createStreamServer, tokenAuthorizer, type StreamServer } from "@flaplab/streams";
 import { pino } from "pino";
 import { findFlapSchedule } from "./autopilot.js";
 import { serveRequests } from "./child.js";
@@ -59,7 +59,7 @@ serveRequests(
           port: 0,
           certificate: await createDevCertificate(),
           routes: { [ENGINE_PATH]: { kind: "engine", handler } },
-          verifier: keys.verifier,
+          authorize: tokenAuthorizer(keys.verifier),
           logger: pino({ level: "silent" }),
           streamOpenTimeoutMs: 30_000,
         });

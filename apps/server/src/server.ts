@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { join } from "node:path";
 import { corsOriginsFromEnv, createHost, defaultCorsOrigins, hostLimitsFromEnv, resolveHostLimits, type Host, type HostLimits } from "@flaplab/host";
-import { createStreamServer, loadOrCreateDevCertificate, type StreamServer } from "@flaplab/streams";
+import { createStreamServer, loadOrCreateDevCertificate, streamLimitsFromEnv, tokenAuthorizer, type StreamLimits, type StreamServer } from "@flaplab/streams";
 import { createServiceSigner, createVerifier, loadKeys, loadServiceKeys } from "@flaplab/identity";
 import { createCallLogger, createRuntime, pinoCallLog, type Runtime, type Topology } from "@flaplab/runtime";
 import { pino, type Logger } from "pino";
@@ -20,6 +20,8 @@ export interface ServerOptions {
   readonly scoreDatabaseUrl?: string;
   /** RPC port limits: defaults, then FLAPLAB_* environment overrides (root README), then these. */
   readonly hostLimits?: Partial<HostLimits>;
+  /** Stream port limits: defaults, then FLAPLAB_STREAM_* environment overrides (packages/streams README), then these. */
+  readonly streamLimits?: Partial<StreamLimits>;
   /** Browser origins allowed on the RPC port; default FLAPLAB_CORS_ORIGINS, else the local web client and the topology's web address. */
   readonly corsOrigins?: readonly string[];
 }
@@ -40,6 +42,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const { topology, group, dataDir, logger } = opts;
   // Bad FLAPLAB_* values fail here, before anything is opened.
   const hostLimits = resolveHostLimits({ ...hostLimitsFromEnv(process.env), ...opts.hostLimits });
+  const streamLimits = { ...streamLimitsFromEnv(process.env), ...opts.streamLimits };
   const corsOrigins = opts.corsOrigins ?? corsOriginsFromEnv(process.env, defaultCorsOrigins(topology.web.publicUrl));
   const needsPrivateKey = topology.groups.find((g) => g.name === group)?.components.includes("auth") ?? false;
   const keys = await loadKeys({ dataDir, create: needsPrivateKey });
@@ -76,7 +79,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       port: opts.streamPort ?? streamPort,
       certificate: await loadOrCreateDevCertificate(join(dataDir, "tls"), [streamHost]),
       routes: mounted.streamRoutes,
-      verifier,
+      // A player token in the URL's `token` query parameter.
+      authorize: tokenAuthorizer(verifier),
+      limits: streamLimits,
       logger,
     });
   }

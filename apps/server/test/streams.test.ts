@@ -146,17 +146,17 @@ describe("game and music streams", () => {
     expect(ownRuns.find((r) => r.gameId === game.gameId)).toMatchObject({ score: 7, ticks: 402, seed: EASY_SEED });
   }, 60_000);
 
-  it("closes with 4401 and the reason for a bad token", async () => {
+  it("refuses a bad token before accepting the session", async () => {
     const game = await startGame();
     const { lib } = await loadWebTransport();
     const wt = new lib.WebTransport(`${game.engineUrl}?gameId=${game.gameId}&token=nope`, {
       forceReliable: true,
       serverCertificateHashes: [{ algorithm: "sha-256", value: server.streams!.certificate.sha256 }],
     } as never);
-    await wt.ready.catch(() => undefined);
-    const info = await wt.closed.catch((e: unknown) => e);
-    expect(info).toMatchObject({ closeCode: CloseCode.Unauthenticated });
-    expect((info as { reason: string }).reason).toMatch(/invalid token/);
+    const closed = wt.closed.catch((e: unknown) => e);
+    await expect(wt.ready).rejects.toBeDefined();
+    expect(await closed).toBeInstanceOf(Error);
+    expect(server.streams!.openSessions).toBe(0);
   });
 
   it("closes with 4404 for an unknown game and 4403 for another player's game", async () => {

@@ -1,15 +1,37 @@
 import { randomBytes } from "node:crypto";
+import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
-import { ConnectError } from "@connectrpc/connect";
+import { Code, ConnectError } from "@connectrpc/connect";
 import type { Principal } from "@flaplab/component";
 import { CloseCode, type SessionEnd, type SessionHandler, type StreamSession } from "@flaplab/game-stream";
 import type { Logger } from "pino";
 import type { StreamCertificate } from "./certificate.js";
+import { resolveStreamLimits, type StreamLimits } from "./limits.js";
 import { loadWebTransport } from "./webtransport-lib.js";
 
 /** Checks a bearer token; throws (ConnectError Unauthenticated) when it is not valid. */
 export interface TokenVerifier {
   verify(token: string): Promise<Principal>;
+}
+
+/**
+ * Decides who a session request is from, before the upgrade is accepted: gets the query of the
+ * stream URL and the route's kind ("engine", "music"), returns the session's principal, or throws
+ * to refuse the request (ConnectError Unauthenticated → 401, PermissionDenied → 403, InvalidArgument
+ * → 400, NotFound → 404; any other error → 401).
+ */
+export type StreamAuthorizer = (query: URLSearchParams, kind: string) => Promise<Principal>;
+
+/** The query parameter a player token is read from by `tokenAuthorizer`. */
+export const STREAM_TOKEN_PARAM = "token";
+
+/** Authorizes a session by the player token in its `token` query parameter. */
+export function tokenAuthorizer(verifier: TokenVerifier): StreamAuthorizer {
+  return async (query) => {
+    const token = query.get(STREAM_TOKEN_PARAM) ?? "";
+    if (token === "") throw new ConnectError("missing token query parameter", Code.Unauthenticated);
+    return verifier.verify(token);
+  };
 }
 
 export interface StreamRoute {
@@ -25,9 +47,12 @@ export interface StreamServerOptions {
   readonly certificate: StreamCertificate;
   /** URL path → route, e.g. "/engine/v1/game". */
   readonly routes: Readonly<Record<string, StreamRoute>>;
-  readonly verifier: TokenVerifier;
+  /** Checks the credential of every session request before it is accepted. */
+  readonly authorize: StreamAuthorizer;
   readonly logger: Logger;
-  /** How long a client has to open its stream after the session is up (default 10 s). */
+  /** Timeouts and the session cap; defaults in DEFAULT_STREAM_LIMITS (see streamLimitsFromEnv). */
+  readonly limits?: Partial<StreamLimits>;
+  /** How long a client has to open its stream after the session is up (same as limits.streamOpenTimeoutMs). */
   readonly streamOpenTimeoutMs?: number;
 }
 
@@ -36,6 +61,7 @@ export interface StreamServer {
   /** "http2+websocket", or "http3+http2+websocket" when the native HTTP/3 package is installed. */
   readonly transports: string;
   readonly certificate: StreamCertificate;
+  readonly limits: StreamLimits;
   /** Sessions open now. */
   readonly openSessions: number;
   close(): Promise<void>;
@@ -46,23 +72,48 @@ interface WtBidiStream {
   writable: WritableStream<Uint8Array>;
 }
 
+interface SessionData {
+  gameId: string;
+  principal: Principal;
+}
+
 interface WtSession {
   ready: Promise<unknown>;
   closed: Promise<{ closeCode?: number; reason?: string } | undefined>;
   incomingBidirectionalStreams: ReadableStream<WtBidiStream>;
   close(info?: { closeCode: number; reason: string }): void;
-  userData?: { search?: string };
+  userData?: Partial<SessionData>;
+}
+
+/** What a refused session request is answered with. */
+function refusalStatus(err: unknown): number {
+  if (!(err instanceof ConnectError)) return 401;
+  switch (err.code) {
+    case Code.PermissionDenied:
+      return 403;
+    case Code.InvalidArgument:
+      return 400;
+    case Code.NotFound:
+      return 404;
+    default:
+      return 401;
+  }
 }
 
 /**
- * The WebTransport server of one process: sessions on each route are authenticated from their
- * `token` query parameter, given their `gameId`, and handed to the route's handler as a
- * StreamSession once the client has opened its bidirectional stream. Problems close the session
- * with a CloseCode and a reason the client can show.
+ * The WebTransport server of one process. A session request is authorized (`authorize`, from the
+ * URL's query) before it is accepted: unknown paths get 404, a missing `gameId` 400, a refused
+ * credential 401/403, a full server 503. Accepted sessions are handed to the route's handler as a
+ * StreamSession once the client has opened its bidirectional stream. Problems close only their
+ * session, with a CloseCode and a reason the client can show.
  */
 export async function createStreamServer(opts: StreamServerOptions): Promise<StreamServer> {
   const { lib, http3 } = await loadWebTransport();
   const { logger, routes } = opts;
+  const limits = resolveStreamLimits({
+    ...(opts.streamOpenTimeoutMs !== undefined ? { streamOpenTimeoutMs: opts.streamOpenTimeoutMs } : {}),
+    ...opts.limits,
+  });
   const args = {
     port: opts.port,
     host: opts.host,
@@ -72,11 +123,36 @@ export async function createStreamServer(opts: StreamServerOptions): Promise<Str
   };
   const server = http3 ? new lib.HttpServer({ ...args, reliability: "both" } as never) : new lib.Http2Server(args as never);
   const sessions = new Set<WtSession>();
+  const live = new Set<LiveSession>();
 
   server.setRequestCallback(async ({ header }: { header: Record<string, string> }) => {
-    const url = new URL(header[":path"] ?? "/", "https://stream.invalid");
-    if (!(url.pathname in routes)) return { status: 404 };
-    return { status: 200, path: url.pathname, userData: { search: url.search } };
+    // Never rejects: the library leaves a request unanswered when this promise does.
+    let url: URL;
+    try {
+      url = new URL(header[":path"] ?? "/", "https://stream.invalid");
+    } catch {
+      return { status: 400 };
+    }
+    const route = routes[url.pathname];
+    if (!Object.hasOwn(routes, url.pathname) || !route) return { status: 404 };
+    const gameId = url.searchParams.get("gameId") ?? "";
+    if (gameId === "") {
+      logger.info({ event: "stream-rejected", kind: route.kind, status: 400, reason: "missing gameId query parameter" }, "stream rejected");
+      return { status: 400 };
+    }
+    if (sessions.size >= limits.maxSessions) {
+      logger.warn({ event: "stream-rejected", kind: route.kind, gameId, status: 503, reason: "too many sessions", maxSessions: limits.maxSessions }, "stream rejected");
+      return { status: 503 };
+    }
+    try {
+      const principal = await opts.authorize(url.searchParams, route.kind);
+      return { status: 200, path: url.pathname, userData: { gameId, principal } satisfies SessionData };
+    } catch (err) {
+      const status = refusalStatus(err);
+      const reason = err instanceof ConnectError ? err.rawMessage : String((err as Error)?.message ?? err);
+      logger.info({ event: "stream-rejected", kind: route.kind, gameId, status, reason }, "stream rejected");
+      return { status };
+    }
   });
   for (const [path, route] of Object.entries(routes)) {
     void acceptLoop(server.sessionStream(path) as ReadableStream<WtSession>, route);
@@ -84,20 +160,65 @@ export async function createStreamServer(opts: StreamServerOptions): Promise<Str
 
   server.startServer();
   await server.ready;
-  // The WebSocket mapping is latency-sensitive: without this Nagle adds ~40 ms per round trip.
-  const tlsServer = (server as unknown as { transportInt: { serverInt?: NodeTlsServer; transportsInts?: Set<{ serverInt?: NodeTlsServer }> } }).transportInt;
-  for (const s of tlsServer.serverInt ? [tlsServer.serverInt] : [...(tlsServer.transportsInts ?? [])].map((t) => t.serverInt)) {
-    s?.on("secureConnection", (socket: TLSSocket) => socket.setNoDelay(true));
+  const transport = (server as unknown as { transportInt: { serverInt?: NodeTlsServer; transportsInts?: Set<{ serverInt?: NodeTlsServer }> } }).transportInt;
+  const tlsServers = (transport.serverInt ? [transport.serverInt] : [...(transport.transportsInts ?? [])].map((t) => t.serverInt)).filter((s) => s !== undefined);
+  // A connection has handshakeTimeoutMs from its first byte on the wire to its first session
+  // request (WebSocket upgrade or extended CONNECT); one that never gets there is dropped.
+  const handshakeTimers = new Map<string, NodeJS.Timeout>();
+  const peerKey = (s: { remoteAddress?: string | undefined; remotePort?: number | undefined }): string => `${s.remoteAddress}:${s.remotePort}`;
+  const requested = (s: { remoteAddress?: string | undefined; remotePort?: number | undefined } | undefined): void => {
+    if (!s) return;
+    const key = peerKey(s);
+    clearTimeout(handshakeTimers.get(key));
+    handshakeTimers.delete(key);
+  };
+  for (const s of tlsServers) {
+    s.on("connection", (socket: Socket) => {
+      const key = peerKey(socket);
+      const timer = setTimeout(() => {
+        handshakeTimers.delete(key);
+        logger.info({ event: "stream-connection-timeout", peer: key, timeoutMs: limits.handshakeTimeoutMs }, "stream connection asked for no session in time");
+        socket.destroy();
+      }, limits.handshakeTimeoutMs);
+      timer.unref();
+      handshakeTimers.set(key, timer);
+      socket.once("close", () => requested(socket));
+    });
+    // The WebSocket mapping is latency-sensitive: without this Nagle adds ~40 ms per round trip.
+    s.on("secureConnection", (socket: TLSSocket) => socket.setNoDelay(true));
+    s.on("upgrade", (_req: unknown, socket: Socket) => requested(socket));
+    s.on("stream", (stream: { session?: { socket?: Socket } }) => requested(stream.session?.socket));
   }
+  const sweep = setInterval(() => {
+    const now = performance.now();
+    for (const s of live) {
+      if (now - s.lastActivity > limits.idleTimeoutMs) {
+        logger.info({ event: "stream-idle", kind: s.session.kind, gameId: s.session.gameId, idleTimeoutMs: limits.idleTimeoutMs }, "stream session idle, closing");
+        s.session.close(CloseCode.Malformed, `idle for ${limits.idleTimeoutMs} ms`);
+      }
+    }
+  }, Math.min(5_000, Math.max(50, Math.floor(limits.idleTimeoutMs / 4))));
+  sweep.unref();
   const address = server.address();
   if (!address) throw new Error("stream server did not start");
-  logger.info({ event: "streams-listening", port: address.port, routes: Object.keys(routes), http3 }, "stream server listening");
+  logger.info({ event: "streams-listening", port: address.port, routes: Object.keys(routes), http3, limits }, "stream server listening");
 
   async function acceptLoop(stream: ReadableStream<WtSession>, route: StreamRoute): Promise<void> {
     const reader = stream.getReader();
     for (;;) {
-      const { value: session, done } = await reader.read();
+      let next: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        next = await reader.read();
+      } catch (err) {
+        logger.error({ err, kind: route.kind }, "stream accept loop ended");
+        return;
+      }
+      const { value: session, done } = next;
       if (done) return;
+      if (sessions.size >= limits.maxSessions) {
+        safeClose(session, CloseCode.Internal, "too many sessions");
+        continue;
+      }
       sessions.add(session);
       session.closed.catch(() => undefined).finally(() => sessions.delete(session));
       void admit(session, route).catch((err: unknown) => {
@@ -109,30 +230,35 @@ export async function createStreamServer(opts: StreamServerOptions): Promise<Str
 
   async function admit(wt: WtSession, route: StreamRoute): Promise<void> {
     await wt.ready;
-    const params = new URLSearchParams(wt.userData?.search ?? "");
-    const gameId = params.get("gameId") ?? "";
-    const token = params.get("token") ?? "";
-    if (gameId === "") return safeClose(wt, CloseCode.Malformed, "missing gameId query parameter");
-    let principal: Principal;
-    try {
-      if (token === "") throw new Error("missing token query parameter");
-      principal = await opts.verifier.verify(token);
-    } catch (err) {
-      const reason = err instanceof ConnectError ? err.rawMessage : (err as Error).message;
-      logger.info({ event: "stream-rejected", kind: route.kind, gameId, reason }, "stream rejected");
-      return safeClose(wt, CloseCode.Unauthenticated, reason);
-    }
+    const { gameId, principal } = wt.userData ?? {};
+    // The request callback admitted only authorized requests; a session without its data did not pass it.
+    if (!principal || !gameId) return safeClose(wt, CloseCode.Unauthenticated, "session was not authorized");
     const streams = wt.incomingBidirectionalStreams.getReader();
     const first = await Promise.race([
       streams.read(),
       wt.closed.then(() => undefined, () => undefined),
-      new Promise<"timeout">((r) => setTimeout(() => r("timeout"), opts.streamOpenTimeoutMs ?? 10_000).unref()),
+      new Promise<"timeout">((r) => setTimeout(() => r("timeout"), limits.streamOpenTimeoutMs).unref()),
     ]);
     if (first === undefined) return; // client went away
     if (first === "timeout") return safeClose(wt, CloseCode.Malformed, "no stream opened");
     if (first.done) return;
     streams.releaseLock();
-    route.handler(adapt(wt, first.value, route.kind, gameId, principal));
+    const entry = adapt(wt, first.value, route.kind, gameId, principal, logger);
+    live.add(entry);
+    void entry.session.closed.then(() => live.delete(entry));
+    try {
+      // A handler may be async: its rejection ends its own session, nothing else.
+      const result: unknown = route.handler(entry.session);
+      if (result instanceof Promise) {
+        result.catch((err: unknown) => {
+          logger.error({ err, kind: route.kind, gameId }, "stream handler failed");
+          entry.session.close(CloseCode.Internal, "internal error");
+        });
+      }
+    } catch (err) {
+      logger.error({ err, kind: route.kind, gameId }, "stream handler failed");
+      entry.session.close(CloseCode.Internal, "internal error");
+    }
   }
 
   return {
@@ -141,10 +267,14 @@ export async function createStreamServer(opts: StreamServerOptions): Promise<Str
     },
     transports: http3 ? "http3+http2+websocket" : "http2+websocket",
     certificate: opts.certificate,
+    limits,
     get openSessions() {
       return sessions.size;
     },
     async close() {
+      clearInterval(sweep);
+      for (const t of handshakeTimers.values()) clearTimeout(t);
+      handshakeTimers.clear();
       for (const s of sessions) safeClose(s, CloseCode.Internal, "server shutting down");
       server.stopServer();
       await Promise.race([server.closed, new Promise((r) => setTimeout(r, 2000).unref())]);
@@ -162,8 +292,14 @@ function safeClose(wt: WtSession, code: number, reason: string): void {
   }
 }
 
-/** The transport-free view of a session that component handlers work with. */
-function adapt(wt: WtSession, bidi: WtBidiStream, kind: string, gameId: string, principal: Principal): StreamSession {
+interface LiveSession {
+  readonly session: StreamSession;
+  /** performance.now() of the last bytes either way. */
+  lastActivity: number;
+}
+
+/** The transport-free view of a session that component handlers work with. Nothing on it throws. */
+function adapt(wt: WtSession, bidi: WtBidiStream, kind: string, gameId: string, principal: Principal, logger: Logger): LiveSession {
   const writer = bidi.writable.getWriter();
   let buffered = 0;
   let ended: SessionEnd | undefined;
@@ -184,7 +320,10 @@ function adapt(wt: WtSession, bidi: WtBidiStream, kind: string, gameId: string, 
       for (;;) {
         const { value, done } = await reader.read();
         if (done || ended) return;
-        if (value && value.byteLength > 0) yield value;
+        if (value && value.byteLength > 0) {
+          entry.lastActivity = performance.now();
+          yield value;
+        }
       }
     } catch {
       return; // the transport broke; `closed` says how
@@ -192,7 +331,7 @@ function adapt(wt: WtSession, bidi: WtBidiStream, kind: string, gameId: string, 
       reader.releaseLock();
     }
   }
-  return {
+  const session: StreamSession = {
     gameId,
     principal,
     kind,
@@ -200,10 +339,19 @@ function adapt(wt: WtSession, bidi: WtBidiStream, kind: string, gameId: string, 
     send(bytes) {
       if (ended) return false;
       buffered += bytes.byteLength;
-      writer.write(bytes).then(
-        () => (buffered -= bytes.byteLength),
-        () => (buffered -= bytes.byteLength),
-      );
+      entry.lastActivity = performance.now();
+      try {
+        writer.write(bytes).then(
+          () => (buffered -= bytes.byteLength),
+          () => (buffered -= bytes.byteLength),
+        );
+      } catch (err) {
+        // The transport refused the write outright (it broke under us): this session ends.
+        buffered -= bytes.byteLength;
+        logger.warn({ err, kind, gameId }, "stream write failed");
+        session.close(CloseCode.Internal, "write failed");
+        return false;
+      }
       return true;
     },
     get bufferedBytes() {
@@ -212,8 +360,16 @@ function adapt(wt: WtSession, bidi: WtBidiStream, kind: string, gameId: string, 
     close(code, reason) {
       if (ended) return;
       finish({ code, reason, by: "server" });
-      void writer.close().catch(() => undefined).finally(() => safeClose(wt, code, reason));
+      let closing: Promise<void>;
+      try {
+        closing = writer.close();
+      } catch {
+        closing = Promise.resolve();
+      }
+      void closing.catch(() => undefined).finally(() => safeClose(wt, code, reason));
     },
     closed,
   };
+  const entry: LiveSession = { session, lastActivity: performance.now() };
+  return entry;
 }

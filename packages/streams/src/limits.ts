@@ -1,0 +1,60 @@
+/** Limits of the stream port. Defaults, then FLAPLAB_STREAM_* environment overrides, then options. */
+export interface StreamLimits {
+  /** A connection that has not asked for a session this long after connecting (TLS handshake included) is closed. */
+  readonly handshakeTimeoutMs: number;
+  /** How long a client has to open its stream after the session is up. */
+  readonly streamOpenTimeoutMs: number;
+  /** A session with no bytes either way for this long is closed. */
+  readonly idleTimeoutMs: number;
+  /** Sessions open at once; more are refused with 503. */
+  readonly maxSessions: number;
+}
+
+export const DEFAULT_STREAM_LIMITS: StreamLimits = Object.freeze({
+  handshakeTimeoutMs: 10_000,
+  streamOpenTimeoutMs: 10_000,
+  idleTimeoutMs: 60_000,
+  maxSessions: 1000,
+});
+
+export const STREAM_LIMIT_ENV: Readonly<Record<keyof StreamLimits, string>> = Object.freeze({
+  handshakeTimeoutMs: "FLAPLAB_STREAM_HANDSHAKE_TIMEOUT_MS",
+  streamOpenTimeoutMs: "FLAPLAB_STREAM_OPEN_TIMEOUT_MS",
+  idleTimeoutMs: "FLAPLAB_STREAM_IDLE_TIMEOUT_MS",
+  maxSessions: "FLAPLAB_STREAM_MAX_SESSIONS",
+});
+
+const MINIMUM: Readonly<Record<keyof StreamLimits, number>> = { handshakeTimeoutMs: 100, streamOpenTimeoutMs: 100, idleTimeoutMs: 100, maxSessions: 1 };
+
+export class StreamConfigError extends Error {
+  override name = "StreamConfigError";
+}
+
+/** The FLAPLAB_STREAM_* variables that are set; throws StreamConfigError for a value that is not a whole number ≥ its minimum. */
+export function streamLimitsFromEnv(env: NodeJS.ProcessEnv): Partial<StreamLimits> {
+  const out: Partial<Record<keyof StreamLimits, number>> = {};
+  for (const key of Object.keys(STREAM_LIMIT_ENV) as (keyof StreamLimits)[]) {
+    const name = STREAM_LIMIT_ENV[key];
+    const raw = env[name]?.trim();
+    if (raw === undefined || raw === "") continue;
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < MINIMUM[key]) {
+      throw new StreamConfigError(`${name} must be a whole number ≥ ${MINIMUM[key]}, got "${raw}"`);
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+/** Defaults overridden by `partial` (undefined fields keep the default). */
+export function resolveStreamLimits(partial: Partial<StreamLimits> = {}): StreamLimits {
+  const out: Record<keyof StreamLimits, number> = { ...DEFAULT_STREAM_LIMITS };
+  for (const key of Object.keys(DEFAULT_STREAM_LIMITS) as (keyof StreamLimits)[]) {
+    const v = partial[key];
+    if (v !== undefined) {
+      if (!Number.isSafeInteger(v) || v < MINIMUM[key]) throw new StreamConfigError(`stream limit ${key} must be a whole number ≥ ${MINIMUM[key]}, got ${v}`);
+      out[key] = v;
+    }
+  }
+  return Object.freeze(out);
+}
