@@ -1,4 +1,4 @@
-// pnpm bench [--quick] [--only calls,load,engine,frames,browser,overload]
+// pnpm bench [--quick] [--only calls,load,engine,frames,browser,overload,ticks]
 // Prints one Markdown table per section under a machine header line, and writes
 // bench/results/latest.json (numbers) and bench/results/latest.md (the tables). With --only, the
 // sections not run keep their previous results there (each says when it was measured).
@@ -19,7 +19,7 @@ import {
 } from "./results.js";
 import type { RunOptions, SectionResult } from "./section.js";
 
-export const SECTION_IDS = ["calls", "load", "engine", "frames", "browser", "overload"] as const;
+export const SECTION_IDS = ["calls", "load", "engine", "frames", "browser", "overload", "ticks"] as const;
 export type SectionId = (typeof SECTION_IDS)[number];
 
 const RUNNERS: Record<SectionId, () => Promise<(opts: RunOptions) => Promise<SectionResult>>> = {
@@ -29,6 +29,7 @@ const RUNNERS: Record<SectionId, () => Promise<(opts: RunOptions) => Promise<Sec
   frames: async () => (await import("./frames.js")).runFrames,
   browser: async () => (await import("./browser.js")).runBrowser,
   overload: async () => (await import("./overload.js")).runOverload,
+  ticks: async () => (await import("./tick-calls.js")).runTickCalls,
 };
 
 async function main(): Promise<number> {

@@ -15,6 +15,7 @@ import {
   createVerifier,
   loadOrCreateKeys,
   loadServiceKeys,
+  type ServiceSigner,
   type Signer,
   type Verifier,
 } from "@flaplab/identity";
@@ -93,6 +94,8 @@ export function clientTopology(port: number, network: NetworkSettings): Topology
 export interface BenchKeys {
   readonly signer: Signer;
   readonly verifier: Verifier;
+  /** Signs component credentials (a runtime's `serviceSigner`). */
+  readonly serviceSigner: ServiceSigner;
   /** The credential a real GenerateWorld call carries: the initiator's, acting for the player "bench". */
   callerToken(): Promise<string>;
 }
@@ -104,7 +107,19 @@ export async function benchKeys(dir: string): Promise<BenchKeys> {
   const serviceSigner = createServiceSigner({ privateKey: serviceKeys.privateKey });
   return {
     signer: createSigner({ privateKey: keys.privateKey }),
+    serviceSigner,
     verifier: createVerifier({ publicKey: keys.publicKey, serviceKey: serviceKeys.publicKey }),
     callerToken: async () => serviceSigner.tokenFor("initiator", "bench"),
   };
+}
+
+/** Music in its own group at `port`; the engine (and the rest) in group "engine". */
+export function musicTopology(port: number): Topology {
+  return parseTopology({
+    name: "bench-music",
+    groups: {
+      music: { components: ["music"], address: `127.0.0.1:${port}` },
+      engine: { components: ["auth", "initiator", "worldgen", "engine", "score"], address: "127.0.0.1:2" },
+    },
+  });
 }
