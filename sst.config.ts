@@ -63,16 +63,44 @@ export default $config({
               domain: { name: lbPlan.host, aliases: [...lbPlan.aliases] },
               listeners: [{ port: 443, protocol: "https" }],
               transform: {
-                // Game and music streams may sit idle between messages longer than the default 60 s.
+                // A quiet WebSocket stream lives as long as the engine keeps its game; the tasks'
+                // keep-alive (FLAPLAB_IDLE_TIMEOUT_MS) is longer still, so the balancer closes first.
                 loadBalancer: (args) => {
-                  args.idleTimeout = 3600;
+                  args.idleTimeout = lbPlan.idleTimeoutS;
                 },
               },
             },
             opts,
           )
         : undefined;
-      if (alb) outputs[lbPlan!.name] = alb.url;
+      if (alb && lbPlan) {
+        outputs[lbPlan.name] = alb.url;
+        // Internal methods are for components only: refused here, before any public route. Callers
+        // in other regions get through on the services' own rules (lower priority numbers).
+        const listener = alb.getListener("https", 443);
+        for (const r of lbPlan.refusals) {
+          new aws.lb.ListenerRule(
+            `${lbPlan.name}Refuse${r.priority}`,
+            {
+              listenerArn: listener.arn,
+              priority: r.priority,
+              actions: [
+                {
+                  type: "fixed-response",
+                  fixedResponse: {
+                    statusCode: "403",
+                    contentType: "application/json",
+                    // A Connect error body: Connect clients report permission_denied with this message.
+                    messageBody: JSON.stringify({ code: "permission_denied", message: `${r.path} is internal: only components may call it` }),
+                  },
+                },
+              ],
+              conditions: [{ pathPattern: { values: [r.path] } }],
+            },
+            opts,
+          );
+        }
+      }
 
       const databaseUrls = new Map<string, $util.Output<string>>();
       for (const db of plan.databases.filter((d) => d.region === region.region)) {
@@ -111,11 +139,14 @@ export default $config({
           s.name,
           {
             cluster,
-            image: { context: ".", dockerfile: "apps/server/Dockerfile" },
+            // The image installs native HTTP/3 (quiche) only for FLAPLAB_HTTP3_GROUPS.
+            image: { context: ".", dockerfile: "apps/server/Dockerfile", args: { ...s.imageArgs } },
             cpu: s.size.cpu,
             memory: s.size.memory,
             environment,
             ssm,
+            // stdout (pino logs and the call log, `msg: "rpc"`) to CloudWatch; `fetch-logs` reads it back.
+            logging: { retention: "3 months" },
             ...(alb && s.albRoutes.length > 0
               ? {
                   loadBalancer: {
@@ -123,7 +154,7 @@ export default $config({
                     rules: s.albRoutes.map((r) => ({
                       listen: "443/https" as const,
                       forward: r.forward,
-                      conditions: { path: r.path },
+                      conditions: r.header ? { path: r.path, header: { name: r.header.name, values: [...r.header.values] } } : { path: r.path },
                       priority: r.priority,
                     })),
                     health: { [`${infra.CONNECT_PORT}/http` as const]: { path: "/healthz", successCodes: "200" } },
@@ -133,6 +164,9 @@ export default $config({
             transform: {
               // Pin the task to the topology's zone: the public subnet of that availability zone.
               service: (args) => {
+                // Engine and music: the old task stops before the new one starts, so two copies never hold games at once.
+                args.deploymentMinimumHealthyPercent = s.deployment.minimumHealthyPercent;
+                args.deploymentMaximumPercent = s.deployment.maximumPercent;
                 args.networkConfiguration = {
                   assignPublicIp: true,
                   subnets: [vpc.publicSubnets.apply((ids) => ids[s.subnetIndex]!)],
@@ -144,6 +178,12 @@ export default $config({
                     { targetGroupArn: arn, containerName: s.name, containerPort: infra.STREAM_PORT },
                   ]);
                 }
+              },
+              // A log group that outlives `sst remove` (study data); the name prefix lets a later deploy create a new one.
+              logGroup: (args, logOpts) => {
+                args.name = undefined;
+                args.namePrefix = s.logGroupPrefix;
+                logOpts.retainOnDelete = true;
               },
               // The stream server answers only WebTransport/WebSocket requests; check the task's health on the Connect port.
               target: (args) => {

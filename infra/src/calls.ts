@@ -26,6 +26,25 @@ export const CONNECT_SERVICES: Readonly<Record<ComponentName, string>> = {
   score: "flaplab.score.v1.ScoreService",
 };
 
+/**
+ * Methods only components may call (`internalMethods` of each component's definition; a test keeps
+ * the two in step). The runtime answers a player's call to them with permission_denied; the public
+ * load balancers refuse them before they reach a task.
+ */
+export const INTERNAL_METHODS: Readonly<Record<ComponentName, readonly string[]>> = {
+  auth: [],
+  worldgen: ["GenerateWorld"],
+  engine: ["StartGame", "HandleInput"],
+  initiator: [],
+  music: ["PlayMusic"],
+  score: ["RecordRun"],
+};
+
+/** The request paths of a component's internal methods (`/<service>/<Method>`, the same in Connect, gRPC and gRPC-Web). */
+export function internalPaths(component: ComponentName): readonly string[] {
+  return INTERNAL_METHODS[component].map((m) => `/${CONNECT_SERVICES[component]}/${m}`);
+}
+
 /** Stream paths browsers open on the stream server (WebTransport, or its WebSocket mapping). */
 export const STREAM_PATHS: Readonly<Partial<Record<ComponentName, string>>> = {
   engine: "/engine/v1/game",

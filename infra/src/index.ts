@@ -1,5 +1,8 @@
 export {
+  ALB_IDLE_TIMEOUT_S,
   APP_NAME,
+  CALL_LOG_FILTER,
+  CALLER_HEADER,
   CLOUD_MAP_NAMESPACE,
   CONNECT_PORT,
   DATA_DIR,
@@ -7,15 +10,19 @@ export {
   DEFAULT_TASK_SIZE,
   ENV,
   FARGATE_SIZES,
+  HTTP3_BUILD_ARG,
   PlanError,
+  SERVER_IDLE_TIMEOUT_MS,
+  SINGLE_COPY_COMPONENTS,
   STREAM_PORT,
   cloudRegion,
   cloudTopology,
-  componentUrlEnv,
+  logGroupPrefix,
   pascalCase,
   planDeployment,
 } from "./plan.js";
 export type {
+  AlbRefusal,
   AlbRoute,
   CallEdgePlan,
   ContainerPort,
@@ -35,7 +42,16 @@ export type {
 } from "./plan.js";
 export { STAGES, TOPOLOGIES_DIR, isStage, loadStageTopology, stageTopology } from "./stages.js";
 export type { Stage } from "./stages.js";
-export { BROWSER_CONNECT, CALL_GRAPH, CONNECT_SERVICES, STREAM_PATHS, connectPathPattern, streamPathPattern } from "./calls.js";
+export {
+  BROWSER_CONNECT,
+  CALL_GRAPH,
+  CONNECT_SERVICES,
+  INTERNAL_METHODS,
+  STREAM_PATHS,
+  connectPathPattern,
+  internalPaths,
+  streamPathPattern,
+} from "./calls.js";
 export { REGION_RTT_MS, regionRttMs } from "./rtt.js";
 export { DEFAULT_COST_ASSUMPTIONS, PRICES_US_EAST_1, estimateHourlyCost } from "./cost.js";
 export type { CostAssumptions, CostEstimate, CostLine, PriceList } from "./cost.js";

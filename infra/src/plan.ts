@@ -1,6 +1,6 @@
 import { COMPONENT_NAMES, type ComponentName } from "@flaplab/component";
 import type { GroupSpec, NetworkSettings, Topology } from "@flaplab/runtime";
-import { BROWSER_CONNECT, CALL_GRAPH, connectPathPattern, STREAM_PATHS, streamPathPattern } from "./calls.js";
+import { BROWSER_CONNECT, CALL_GRAPH, connectPathPattern, internalPaths, STREAM_PATHS, streamPathPattern } from "./calls.js";
 import { regionRttMs } from "./rtt.js";
 
 export const APP_NAME = "flaplab";
@@ -15,7 +15,29 @@ export const DATA_DIR = "/var/lib/flaplab";
 /** Cloud Map namespace SST's Vpc creates; services register as `<name>.<stage>.<app>.sst`. */
 export const CLOUD_MAP_NAMESPACE = "sst";
 
-/** Environment variables of a service (besides FLAPLAB_<COMPONENT>_URL). */
+/**
+ * Idle timeout of every load balancer (seconds): a connection with no bytes either way for this
+ * long is closed. It applies to the WebSocket streams too, which carry nothing while a player
+ * does nothing; the engine keeps an untouched game 600 s (packages/engine, idleTtlMs) before
+ * sweeping it, so the balancer never cuts a stream whose game still exists.
+ */
+export const ALB_IDLE_TIMEOUT_S = 600;
+/**
+ * Idle timeout of the Connect host (FLAPLAB_IDLE_TIMEOUT_MS): longer than the balancer's, so the
+ * balancer, never the task, closes an idle keep-alive connection (a task closing one first races
+ * the balancer's next request on it and the player gets a 502).
+ */
+export const SERVER_IDLE_TIMEOUT_MS = (ALB_IDLE_TIMEOUT_S + 30) * 1000;
+/** Services running these components keep one task: a game's stream must reach the engine holding the game. */
+export const SINGLE_COPY_COMPONENTS: readonly ComponentName[] = ["engine", "music"];
+/** Header every call between components carries (the runtime's CALLER_HEADER). */
+export const CALLER_HEADER = "x-flaplab-caller";
+/** Docker build argument: "1" installs the native HTTP/3 (quiche) package into the image. */
+export const HTTP3_BUILD_ARG = "FLAPLAB_HTTP3";
+/** Filter pattern that selects the call-log records in a service's CloudWatch log group. */
+export const CALL_LOG_FILTER = '{ $.msg = "rpc" }';
+
+/** Environment variables of a service. */
 export const ENV = {
   topology: "FLAPLAB_TOPOLOGY",
   topologyJson: "FLAPLAB_TOPOLOGY_JSON",
@@ -23,17 +45,12 @@ export const ENV = {
   dataDir: "FLAPLAB_DATA_DIR",
   region: "FLAPLAB_REGION",
   zone: "FLAPLAB_ZONE",
-  http3: "FLAPLAB_HTTP3",
+  idleTimeout: "FLAPLAB_IDLE_TIMEOUT_MS",
   jwtPublicKey: "FLAPLAB_JWT_PUBLIC_KEY",
   jwtPrivateKey: "FLAPLAB_JWT_PRIVATE_KEY",
   servicePrivateKey: "FLAPLAB_SERVICE_PRIVATE_KEY",
   scoreDatabaseUrl: "FLAPLAB_SCORE_DATABASE_URL",
 } as const;
-
-/** Environment variable holding the base URL a caller dials for `component`. */
-export function componentUrlEnv(component: ComponentName): string {
-  return `FLAPLAB_${component.toUpperCase()}_URL`;
-}
 
 /** Fargate CPU sizes and the memory sizes each allows. */
 export const FARGATE_SIZES = {
@@ -84,12 +101,23 @@ export interface AlbRoute {
   /** ServicePlan.name of the target. */
   readonly service: string;
   readonly component: ComponentName;
-  readonly kind: "connect" | "stream";
+  /** "internal": one internal method, forwarded only with the components' caller header (cross-region calls). */
+  readonly kind: "connect" | "stream" | "internal";
+  /** A header the request must carry as well (any value). */
+  readonly header?: { readonly name: string; readonly values: readonly string[] };
   readonly forward: ContainerPort;
   /** Listener rule priority, unique within the region. */
   readonly priority: number;
   /** Why the route is public: the browser calls it, or a caller in another region does. */
   readonly reason: "browser" | "cross-region";
+}
+
+/** A listener rule answering a fixed 403 on the region's public listener. */
+export interface AlbRefusal {
+  /** Exact request path of an internal method. */
+  readonly path: string;
+  readonly component: ComponentName;
+  readonly priority: number;
 }
 
 export interface LoadBalancerPlan {
@@ -101,6 +129,13 @@ export interface LoadBalancerPlan {
   readonly aliases: readonly string[];
   readonly url: string;
   readonly routes: readonly AlbRoute[];
+  /**
+   * Internal method paths refused (403) on the public listener, for every component wherever it runs:
+   * after the cross-region internal routes (lower priority numbers), before every public route.
+   */
+  readonly refusals: readonly AlbRefusal[];
+  /** Seconds (ALB_IDLE_TIMEOUT_S). */
+  readonly idleTimeoutS: number;
 }
 
 /** Native HTTP/3 for one group's stream server: a network load balancer passing TCP and UDP 443 through. */
@@ -138,6 +173,16 @@ export interface ServicePlan {
   readonly streamUrl?: string;
   readonly albRoutes: readonly AlbRoute[];
   readonly http3?: Http3Plan;
+  /** ECS deployment limits: engine and music never run two tasks at once (0 % / 100 %); others 100 % / 200 %. */
+  readonly deployment: { readonly minimumHealthyPercent: number; readonly maximumPercent: number };
+  /**
+   * Name prefix of the CloudWatch log group of the task's stdout (its pino logs and its call log).
+   * AWS appends a unique suffix: the group is kept when the stage is removed, and a later deploy
+   * of the same stage creates a new one beside it instead of colliding with it.
+   */
+  readonly logGroupPrefix: string;
+  /** Docker build arguments of the service's image. */
+  readonly imageArgs: Readonly<Record<string, string>>;
   /** Plain environment values. */
   readonly environment: Readonly<Record<string, string>>;
   /** Environment values resolved at deploy time (secrets, database URL). */
@@ -370,6 +415,23 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
           reason: BROWSER_CONNECT.includes(c) ? "browser" : "cross-region",
         });
       }
+      if (calledFromElsewhere) {
+        // Components in other regions reach internal methods through the public listener; only
+        // requests with the components' caller header get past the refusals below. The header is
+        // a filter, not the gate: the runtime still requires a component credential.
+        internalPaths(c).forEach((path, k) =>
+          routes.push({
+            path,
+            service: p.name,
+            component: c,
+            kind: "internal",
+            header: { name: CALLER_HEADER, values: ["*"] },
+            forward: `${CONNECT_PORT}/http`,
+            priority: 10 + idx * 5 + k,
+            reason: "cross-region",
+          }),
+        );
+      }
       const stream = streamPathPattern(c);
       if (stream !== undefined && !http3.has(p.spec.name)) {
         routes.push({
@@ -409,6 +471,10 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
               aliases: publicGroups.map((p) => host(p.spec.name)),
               url: `https://${lbHost}`,
               routes,
+              refusals: COMPONENT_NAMES.flatMap((c) =>
+                internalPaths(c).map((path, k) => ({ path, component: c, priority: 50 + COMPONENT_NAMES.indexOf(c) * 5 + k })),
+              ),
+              idleTimeoutS: ALB_IDLE_TIMEOUT_S,
             },
           }),
     };
@@ -448,11 +514,8 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
       [ENV.dataDir]: DATA_DIR,
       [ENV.region]: p.region,
       [ENV.zone]: `${p.region}${p.zone}`,
+      [ENV.idleTimeout]: String(SERVER_IDLE_TIMEOUT_MS),
     };
-    for (const e of edges) {
-      if (e.from === p.name) environment[componentUrlEnv(e.callee)] = e.url;
-    }
-    if (h3) environment[ENV.http3] = "1";
     const deployEnvironment: Record<string, DeployValue> = {
       [ENV.jwtPublicKey]: { from: "secret", name: "JwtPublicKey", sensitive: false },
       // The components' shared key: every service signs and checks component credentials and stream tickets.
@@ -481,6 +544,11 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
       ...(streamUrl === undefined ? {} : { streamUrl }),
       albRoutes,
       ...(h3 ? { http3: h3 } : {}),
+      deployment: p.spec.components.some((c) => SINGLE_COPY_COMPONENTS.includes(c))
+        ? { minimumHealthyPercent: 0, maximumPercent: 100 }
+        : { minimumHealthyPercent: 100, maximumPercent: 200 },
+      logGroupPrefix: logGroupPrefix(stage, p.spec.name),
+      imageArgs: { [HTTP3_BUILD_ARG]: h3 ? "1" : "0" },
       environment,
       deployEnvironment,
     };
@@ -525,6 +593,11 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     web,
     warnings,
   };
+}
+
+/** Name prefix of the CloudWatch log groups of a group's tasks; `logGroupPrefix(stage)` covers the whole stage. */
+export function logGroupPrefix(stage: string, group?: string): string {
+  return group === undefined ? `/flaplab/${stage}/` : `/flaplab/${stage}/${group}/`;
 }
 
 function checkSize(size: TaskSize, group: string): void {

@@ -1,7 +1,6 @@
 import { loadTopology, parseTopology, type Topology } from "@flaplab/runtime";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
-  componentUrlEnv,
   ENV,
   planDeployment,
   PlanError,
@@ -25,6 +24,12 @@ beforeAll(async () => {
 
 function plan(stage: string, extra: Partial<PlanOptions> = {}): DeploymentPlan {
   return planDeployment(topologies[stage]!, { stage, domain: DOMAIN, ...extra });
+}
+
+/** The URL `caller`'s server dials for `callee` (its FLAPLAB_TOPOLOGY_JSON, which the runtime reads). */
+function callUrl(p: DeploymentPlan, caller: string, callee: string): string {
+  const topology = JSON.parse(service(p, caller).environment[ENV.topologyJson]!) as { groups: Record<string, { callUrl: string }> };
+  return topology.groups[callee]!.callUrl;
 }
 
 function service(p: DeploymentPlan, group: string): ServicePlan {
@@ -71,8 +76,10 @@ describe("microservices", () => {
       expect(e.crossRegion).toBe(false);
       expect(e.url).toMatch(/^http:\/\/[a-z]+\.microservices\.flaplab\.sst:8080$/);
     }
-    expect(service(p, "engine").environment[componentUrlEnv("music")]).toBe("http://music.microservices.flaplab.sst:8080");
-    expect(service(p, "initiator").environment[componentUrlEnv("worldgen")]).toBe("http://worldgen.microservices.flaplab.sst:8080");
+    expect(callUrl(p, "engine", "music")).toBe("http://music.microservices.flaplab.sst:8080");
+    expect(callUrl(p, "initiator", "worldgen")).toBe("http://worldgen.microservices.flaplab.sst:8080");
+    // No variable the server does not read.
+    for (const s of p.services) expect(Object.keys(s.environment).filter((k) => /^FLAPLAB_[A-Z]+_URL$/.test(k))).toEqual([]);
   });
 
   it("makes public only what browsers use: worldgen gets no load-balancer route", () => {
@@ -133,7 +140,8 @@ describe("multiregion", () => {
       expect(e.url).toMatch(/^https:\/\//);
       expect(e.url).not.toMatch(/\.sst(:|$)/);
       const caller = p.services.find((s) => s.name === e.from)!;
-      expect(caller.environment[componentUrlEnv(e.callee)]).toBe(e.url);
+      const callee0 = p.services.find((s) => s.name === e.to)!;
+      expect(callUrl(p, caller.group, callee0.group)).toBe(e.url);
       // ...and the callee's routes are on its region's load balancer.
       const callee = p.services.find((s) => s.name === e.to)!;
       expect(callee.publicUrl).toBe(e.url);
@@ -141,7 +149,7 @@ describe("multiregion", () => {
       expect(lb.routes.some((r) => r.component === e.callee && r.kind === "connect")).toBe(true);
       expect(lb.aliases).toContain(new URL(e.url).host);
     }
-    expect(service(p, "engine").environment[componentUrlEnv("music")]).toBe(`https://music.multiregion.${DOMAIN}`);
+    expect(callUrl(p, "engine", "music")).toBe(`https://music.multiregion.${DOMAIN}`);
     // worldgen is called only from another region, so its route is there for that reason.
     const worldgenRoute = service(p, "worldgen").albRoutes.find((r) => r.component === "worldgen")!;
     expect(worldgenRoute.reason).toBe("cross-region");
@@ -241,7 +249,10 @@ describe("HTTP/3", () => {
     expect(engine.http3).toMatchObject({ host: `h3-engine.microservices.${DOMAIN}`, listenPort: 443, containerPort: 8443 });
     expect(engine.streamUrl).toBe(`https://h3-engine.microservices.${DOMAIN}`);
     expect(engine.albRoutes.some((r) => r.kind === "stream")).toBe(false);
-    expect(engine.environment[ENV.http3]).toBe("1");
+    // Only its image gets the native HTTP/3 package; no runtime variable (the server detects the package).
+    expect(engine.imageArgs).toEqual({ FLAPLAB_HTTP3: "1" });
+    expect(service(p, "music").imageArgs).toEqual({ FLAPLAB_HTTP3: "0" });
+    expect(Object.keys(engine.environment).some((k) => k.startsWith("FLAPLAB_HTTP3"))).toBe(false);
     expect(service(p, "music").http3).toBeUndefined();
     expect(p.web.config.http3).toBe(false);
     expect(plan("microservices", { http3Groups: ["engine", "music"] }).web.config.http3).toBe(true);

@@ -4,7 +4,16 @@
 import { resolve } from "node:path";
 import { loadTopology } from "@flaplab/runtime";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ENV, planDeployment, stageTopology, type DeploymentPlan } from "../src/index.js";
+import {
+  ALB_IDLE_TIMEOUT_S,
+  CALLER_HEADER,
+  ENV,
+  internalPaths,
+  planDeployment,
+  SERVER_IDLE_TIMEOUT_MS,
+  stageTopology,
+  type DeploymentPlan,
+} from "../src/index.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 // Loaded by path: its types come from .sst/platform, which only `sst install` creates (check-sst.sh).
@@ -63,7 +72,10 @@ function installGlobals(stage: string): void {
         };
       }),
       Cluster: fake("sst.aws.Cluster"),
-      Alb: fake("sst.aws.Alb", (name) => ({ url: out(`https://${name}/`) })),
+      Alb: fake("sst.aws.Alb", (name) => ({
+        url: out(`https://${name}/`),
+        getListener: (protocol: string, port: number) => ({ arn: out(`arn:listener:${name}:${protocol}${port}`) }),
+      })),
       Postgres: fake("sst.aws.Postgres", (name) => ({
         username: out("postgres"),
         password: out("p@ss/word"),
@@ -82,6 +94,7 @@ function installGlobals(stage: string): void {
       LoadBalancer: fake("aws.lb.LoadBalancer", (name) => ({ arn: out(`arn:nlb:${name}`), dnsName: out(`${name}.elb`), zoneId: out("Z1") })),
       TargetGroup: fake("aws.lb.TargetGroup", (name) => ({ arn: out(`arn:tg:${name}`) })),
       Listener: fake("aws.lb.Listener"),
+      ListenerRule: fake("aws.lb.ListenerRule"),
     },
     vpc: { SecurityGroupIngressRule: fake("aws.vpc.SecurityGroupIngressRule") },
     route53: { getZoneOutput: () => ({ zoneId: out("Z123") }), Record: fake("aws.route53.Record") },
@@ -172,7 +185,7 @@ describe("sst.config.ts", () => {
         cpu: string;
         memory: string;
       };
-      expect(args.image).toEqual({ context: ".", dockerfile: "apps/server/Dockerfile" });
+      expect(args.image).toEqual({ context: ".", dockerfile: "apps/server/Dockerfile", args: { FLAPLAB_HTTP3: "0" } });
       expect([args.cpu, args.memory]).toEqual(["0.25 vCPU", "0.5 GB"]);
       for (const [k, v] of Object.entries(s.environment)) expect(args.environment[k], k).toBe(v);
       expect(unwrap(args.environment[ENV.jwtPublicKey])).toBe("<secret JwtPublicKey>");
@@ -259,5 +272,105 @@ describe("sst.config.ts", () => {
     expect(unwrap(outputs["EnginePrivate"])).toBe("Engine.microservices.flaplab.sst");
     cloudMapName = (name) => `${name}.elsewhere.sst`;
     await expect(run("microservices")).rejects.toThrow(/differs from the planned/);
+  });
+
+  it("sets the load balancers' idle timeout below the tasks' keep-alive", async () => {
+    for (const stage of ["monolith", "multiregion"]) {
+      await run(stage);
+      const albs = ofType("sst.aws.Alb");
+      expect(albs.length).toBeGreaterThan(0);
+      for (const alb of albs) {
+        const lbArgs: Record<string, unknown> = {};
+        (alb.args["transform"] as { loadBalancer: (a: Record<string, unknown>) => void }).loadBalancer(lbArgs);
+        expect(lbArgs["idleTimeout"]).toBe(ALB_IDLE_TIMEOUT_S);
+      }
+      for (const svc of ofType("sst.aws.Service")) {
+        const env = svc.args["environment"] as Record<string, string>;
+        expect(Number(env[ENV.idleTimeout]) / 1000, svc.name).toBeGreaterThan(ALB_IDLE_TIMEOUT_S);
+        expect(Number(env[ENV.idleTimeout])).toBe(SERVER_IDLE_TIMEOUT_MS);
+      }
+    }
+  });
+
+  it("refuses internal methods with a fixed 403 on every region's 443 listener", async () => {
+    await run("multiregion");
+    const p = await plan("multiregion");
+    const rules = ofType("aws.lb.ListenerRule");
+    const paths = ["StartGame", "HandleInput"].map((m) => `/flaplab.engine.v1.EngineService/${m}`).concat(
+      "/flaplab.music.v1.MusicService/PlayMusic",
+      "/flaplab.score.v1.ScoreService/RecordRun",
+      "/flaplab.worldgen.v1.WorldGenService/GenerateWorld",
+    );
+    for (const region of p.regions.filter((r) => r.loadBalancer)) {
+      const lbName = region.loadBalancer!.name;
+      const mine = rules.filter((r) => r.args["listenerArn"] instanceof FakeOutput && unwrap(r.args["listenerArn"]) === `arn:listener:${lbName}:https443`);
+      const refused = mine.map((r) => (r.args["conditions"] as { pathPattern: { values: string[] } }[])[0]!.pathPattern.values[0]);
+      expect(refused.sort(), lbName).toEqual([...paths].sort());
+      for (const r of mine) {
+        expect(r.opts!.provider!.args.region).toBe(region.region);
+        expect(r.args["actions"]).toEqual([
+          expect.objectContaining({ type: "fixed-response", fixedResponse: expect.objectContaining({ statusCode: "403" }) }),
+        ]);
+        const body = JSON.parse((r.args["actions"] as { fixedResponse: { messageBody: string } }[])[0]!.fixedResponse.messageBody);
+        expect(body.code).toBe("permission_denied");
+        // Before every route the services add.
+        const services = ofType("sst.aws.Service").filter((c) => c.opts!.provider!.args.region === region.region);
+        for (const svc of services) {
+          const lb = svc.args["loadBalancer"] as { rules: { priority: number; conditions: { header?: unknown } }[] } | undefined;
+          for (const rule of lb?.rules ?? []) {
+            if (rule.conditions.header === undefined) expect(rule.priority).toBeGreaterThan(r.args["priority"] as number);
+            else expect(rule.priority).toBeLessThan(r.args["priority"] as number);
+          }
+        }
+      }
+    }
+  });
+
+  it("lets cross-region callers through on the service's rules only with the caller header", async () => {
+    await run("multiregion");
+    const score = ofType("sst.aws.Service").find((c) => c.name === "Score")!.args["loadBalancer"] as {
+      rules: { forward: string; conditions: { path: string; header?: { name: string; values: string[] } } }[];
+    };
+    const recordRun = score.rules.find((r) => r.conditions.path === internalPaths("score")[0]);
+    expect(recordRun).toMatchObject({ forward: "8080/http", conditions: { header: { name: CALLER_HEADER, values: ["*"] } } });
+    // In one region nobody goes through the listener for an internal method.
+    await run("microservices");
+    for (const svc of ofType("sst.aws.Service")) {
+      const lb = svc.args["loadBalancer"] as { rules: { conditions: { header?: unknown } }[] } | undefined;
+      expect((lb?.rules ?? []).filter((r) => r.conditions.header !== undefined), svc.name).toEqual([]);
+    }
+  });
+
+  it("stops engine and music before starting their replacement; other services roll over", async () => {
+    await run("microservices");
+    for (const svc of ofType("sst.aws.Service")) {
+      const serviceArgs: Record<string, unknown> = {};
+      (svc.args["transform"] as { service: (a: Record<string, unknown>) => void }).service(serviceArgs);
+      const single = svc.name === "Engine" || svc.name === "Music";
+      expect([serviceArgs["deploymentMinimumHealthyPercent"], serviceArgs["deploymentMaximumPercent"]], svc.name).toEqual(
+        single ? [0, 100] : [100, 200],
+      );
+    }
+  });
+
+  it("keeps each service's stdout in a CloudWatch log group that outlives the stage", async () => {
+    await run("multiregion");
+    for (const svc of ofType("sst.aws.Service")) {
+      expect(svc.args["logging"]).toEqual({ retention: "3 months" });
+      const group = (await plan("multiregion")).services.find((s) => s.name === svc.name)!.group;
+      const logArgs: Record<string, unknown> = { name: "/sst/cluster/x/y/z", retentionInDays: 90 };
+      const logOpts: Record<string, unknown> = {};
+      (svc.args["transform"] as { logGroup: (a: Record<string, unknown>, o: Record<string, unknown>) => void }).logGroup(logArgs, logOpts);
+      expect(logArgs).toEqual({ name: undefined, namePrefix: `/flaplab/multiregion/${group}/`, retentionInDays: 90 });
+      expect(logOpts["retainOnDelete"]).toBe(true);
+    }
+  });
+
+  it("builds the native HTTP/3 package only into the images of FLAPLAB_HTTP3_GROUPS", async () => {
+    await run("microservices", { FLAPLAB_HTTP3_GROUPS: "music" });
+    for (const svc of ofType("sst.aws.Service")) {
+      expect((svc.args["image"] as { args: Record<string, string> }).args, svc.name).toEqual({ FLAPLAB_HTTP3: svc.name === "Music" ? "1" : "0" });
+      expect(Object.keys(svc.args["environment"] as object).filter((k) => k === "FLAPLAB_HTTP3" || /^FLAPLAB_[A-Z]+_URL$/.test(k))).toEqual([]);
+    }
   });
 });

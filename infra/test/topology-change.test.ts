@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadTopology } from "@flaplab/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { componentUrlEnv, planDeployment, stageTopology, type DeploymentPlan } from "../src/index.js";
+import { ENV, planDeployment, stageTopology, type DeploymentPlan } from "../src/index.js";
 
 const OPTIONS = { stage: "multiregion", domain: "flaplab.example.org" };
 let dir: string;
@@ -42,9 +42,12 @@ describe("the cloud plan follows the topology file", () => {
     expect(after.regions.map((r) => r.region)).not.toContain("eu-central-1");
     expect(after.regions.find((r) => r.region === "eu-west-1")!.services).toContain("Music");
 
-    const engineEnv = (p: DeploymentPlan) => p.services.find((s) => s.group === "engine")!.environment;
-    expect(engineEnv(before)[componentUrlEnv("music")]).toBe("https://music.multiregion.flaplab.example.org");
-    expect(engineEnv(after)[componentUrlEnv("music")]).toBe("http://music.multiregion.flaplab.sst:8080");
+    const musicCallUrl = (p: DeploymentPlan) => {
+      const env = p.services.find((s) => s.group === "engine")!.environment;
+      return (JSON.parse(env[ENV.topologyJson]!) as { groups: Record<string, { callUrl: string }> }).groups["music"]!.callUrl;
+    };
+    expect(musicCallUrl(before)).toBe("https://music.multiregion.flaplab.example.org");
+    expect(musicCallUrl(after)).toBe("http://music.multiregion.flaplab.sst:8080");
     // Music is no longer called across regions, so its Connect route leaves the load balancer.
     expect(musicAfter.albRoutes.map((r) => r.kind)).toEqual(["stream"]);
   });
