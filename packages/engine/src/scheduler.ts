@@ -27,7 +27,10 @@ export interface TickInfo {
   readonly skipped: number;
 }
 
-/** Called at each deadline. Returning false stops the task. */
+/**
+ * Called at each deadline. Returning false stops the task. `info` is one object the scheduler
+ * reuses for every run (no allocation per tick): read it during the call, copy what you keep.
+ */
 export type TickFn = (info: TickInfo) => boolean | void;
 
 /** A task's handle. */
@@ -93,6 +96,10 @@ export class TickScheduler {
   private timerDeadline = Number.POSITIVE_INFINITY;
   private nextOrder = 0;
   private running = false;
+  /** The tasks due in the current round (reused: a round allocates nothing). */
+  private readonly due: Task[] = [];
+  /** The `TickInfo` every run is given (reused). */
+  private readonly info = { k: 0, scheduledMs: 0, nowMs: 0, latenessMs: 0, skipped: 0 };
 
   constructor(options: TickSchedulerOptions = {}) {
     this.clock = options.clock ?? realTickClock;
@@ -151,26 +158,30 @@ export class TickScheduler {
       // (after a stall) waits for the next round, so input and other I/O get their turn between
       // rounds instead of one game ticking back-to-back.
       const started = this.clock.now();
-      const due: Task[] = [];
+      const due = this.due;
       while (this.heap[0] && this.heap[0].deadline <= started) {
         due.push(this.heap[0]);
         this.removeAt(0);
       }
-      for (const task of due) if (task.active) this.run(task, this.clock.now()); // an earlier task may cancel a later one
+      // An earlier task may cancel a later one.
+      for (let i = 0; i < due.length; i++) {
+        const task = due[i] as Task;
+        if (task.active) this.run(task, this.clock.now());
+      }
     } finally {
+      this.due.length = 0;
       this.running = false;
       this.arm();
     }
   };
 
   private run(task: Task, now: number): void {
-    const info: TickInfo = {
-      k: task.k,
-      scheduledMs: task.deadline,
-      nowMs: now,
-      latenessMs: now - task.deadline,
-      skipped: task.skipNext,
-    };
+    const info = this.info;
+    info.k = task.k;
+    info.scheduledMs = task.deadline;
+    info.nowMs = now;
+    info.latenessMs = now - task.deadline;
+    info.skipped = task.skipNext;
     task.skipNext = 0;
     task.runs++;
     let keep: boolean | void;

@@ -21,7 +21,7 @@ describe("TickScheduler", () => {
     const clock = new ManualTickClock(1000);
     const scheduler = new TickScheduler({ clock });
     const runs: TickInfo[] = [];
-    scheduler.schedule((info) => void runs.push(info));
+    scheduler.schedule((info) => void runs.push({ ...info }));
     clock.advance(32);
     expect(runs).toHaveLength(0);
     clock.advance(1);
@@ -40,7 +40,7 @@ describe("TickScheduler", () => {
     const clock = new ManualTickClock(0);
     const scheduler = new TickScheduler({ clock });
     const runs: TickInfo[] = [];
-    scheduler.schedule((info) => void runs.push(info));
+    scheduler.schedule((info) => void runs.push({ ...info }));
     for (let k = 1; k <= 20; k++) {
       clock.jump(33 * k + 7 - clock.now()); // every wake-up 7 ms late
       clock.runDue();
@@ -54,7 +54,7 @@ describe("TickScheduler", () => {
     const clock = new ManualTickClock(0);
     const scheduler = new TickScheduler({ clock });
     const runs: TickInfo[] = [];
-    scheduler.schedule((info) => void runs.push(info));
+    scheduler.schedule((info) => void runs.push({ ...info }));
     clock.jump(73); // deadline 33 is 40 ms late, 66 is 7 ms late
     clock.runDue();
     expect(runs.map((r) => [r.k, r.latenessMs, r.skipped])).toEqual([
@@ -67,7 +67,7 @@ describe("TickScheduler", () => {
     const clock = new ManualTickClock(0);
     const scheduler = new TickScheduler({ clock });
     const runs: TickInfo[] = [];
-    const task = scheduler.schedule((info) => void runs.push(info));
+    const task = scheduler.schedule((info) => void runs.push({ ...info }));
     clock.jump(200); // deadlines 33…198 all passed
     clock.runDue();
     // 33 runs (late), then the latest due deadline (198) runs; 66…165 are skipped.

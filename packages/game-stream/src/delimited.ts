@@ -1,7 +1,11 @@
-import { fromBinary, toBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import { fromBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import { sizeDelimitedEncode, sizeDelimitedPeek } from "@bufbuild/protobuf/wire";
 
 /** Default largest message accepted on a stream. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024;
+
+/** A length prefix longer than this is refused: 5 bytes hold every uint32 length. */
+const MAX_PREFIX_BYTES = 5;
 
 export class StreamProtocolError extends Error {
   override readonly name = "StreamProtocolError";
@@ -14,33 +18,23 @@ export class StreamProtocolError extends Error {
   }
 }
 
-/** `message` as size-delimited protobuf: its length as an unsigned LEB128 varint, then the bytes. */
+/**
+ * `message` as size-delimited protobuf: its length as an unsigned LEB128 varint, then the bytes
+ * (`sizeDelimitedEncode` of `@bufbuild/protobuf/wire`). Not for the engine's per-tick frames:
+ * those go through `FrameWriter`, which allocates nothing.
+ */
 export function encodeDelimited<D extends DescMessage>(schema: D, message: MessageShape<D>): Uint8Array {
-  const body = toBinary(schema, message);
-  const out = new Uint8Array(varintLength(body.length) + body.length);
-  let n = body.length;
-  let i = 0;
-  while (n > 0x7f) {
-    out[i++] = (n & 0x7f) | 0x80;
-    n >>>= 7;
-  }
-  out[i++] = n;
-  out.set(body, i);
-  return out;
-}
-
-function varintLength(n: number): number {
-  let len = 1;
-  while (n > 0x7f) {
-    n >>>= 7;
-    len++;
-  }
-  return len;
+  return sizeDelimitedEncode(schema, message);
 }
 
 /**
  * Splits a byte stream into size-delimited messages, however the transport chunked it. Throws
  * StreamProtocolError for a length over `maxBytes`, a broken varint, or a message that does not decode.
+ *
+ * The length prefix is read with the library's `sizeDelimitedPeek`. Its `sizeDelimitedDecodeStream`
+ * is not used: it consumes the whole AsyncIterable (a caller here pushes chunks and answers each
+ * message before reading on), and its errors are plain Errors that cannot tell a message over the
+ * limit from a malformed one, which the streams answer with different close codes.
  */
 export class DelimitedDecoder<D extends DescMessage> {
   private buffer: Uint8Array = new Uint8Array(0);
@@ -56,7 +50,7 @@ export class DelimitedDecoder<D extends DescMessage> {
     const out: MessageShape<D>[] = [];
     let offset = 0;
     for (;;) {
-      const header = readVarint(this.buffer, offset);
+      const header = readPrefix(this.buffer, offset);
       if (header === undefined) break;
       const [length, bodyStart] = header;
       if (length > this.maxBytes) {
@@ -83,16 +77,20 @@ export class DelimitedDecoder<D extends DescMessage> {
   }
 }
 
-/** [value, offset after it], or undefined when the varint is not complete yet. */
-function readVarint(buf: Uint8Array, offset: number): [number, number] | undefined {
-  let value = 0;
-  for (let i = 0; i < 5; i++) {
-    if (offset + i >= buf.length) return undefined;
-    const byte = buf[offset + i]!;
-    value += (byte & 0x7f) * 2 ** (7 * i);
-    if ((byte & 0x80) === 0) return [value, offset + i + 1];
+/** [length, offset of the body], or undefined when the prefix is not complete yet. */
+function readPrefix(buf: Uint8Array, offset: number): [number, number] | undefined {
+  // A prefix whose first five bytes all continue is not a uint32 length, complete or not.
+  let i = offset;
+  while (i < buf.length && i - offset < MAX_PREFIX_BYTES && (buf[i]! & 0x80) !== 0) i++;
+  if (i - offset >= MAX_PREFIX_BYTES) throw new StreamProtocolError("message length is not a valid varint", "malformed");
+  if (i >= buf.length) return undefined;
+  // The fifth byte holds bits 28–31 only; more would be dropped by a uint32 read.
+  if (i - offset === MAX_PREFIX_BYTES - 1 && buf[i]! > 0x0f) {
+    throw new StreamProtocolError("message length is not a valid varint: over 32 bits", "malformed");
   }
-  throw new StreamProtocolError("message length is not a valid varint", "malformed");
+  const peek = sizeDelimitedPeek(buf.subarray(offset, i + 1));
+  if (peek.eof) return undefined;
+  return [peek.size, offset + peek.offset];
 }
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {

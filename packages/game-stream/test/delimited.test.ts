@@ -120,6 +120,12 @@ describe("DelimitedDecoder", () => {
     expect(err.kind).toBe("malformed");
   });
 
+  it("rejects a five-byte length varint over 32 bits as malformed, not as a shorter length", () => {
+    const decoder = new DelimitedDecoder(ClientInputSchema, Number.MAX_SAFE_INTEGER);
+    const err = protocolError(() => decoder.push(new Uint8Array([0x80, 0x80, 0x80, 0x80, 0x10, 0x08, 0x01])));
+    expect(err.kind).toBe("malformed");
+  });
+
   it("accepts an empty message", () => {
     const decoder = new DelimitedDecoder(ClientInputSchema);
     expect(decoder.push(new Uint8Array([0])).map((m) => m.seq)).toEqual([0]);

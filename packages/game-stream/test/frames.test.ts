@@ -20,6 +20,7 @@ import {
   FrameDecoder,
   FrameEncoder,
   type FrameSource,
+  FrameWriter,
   encodeDelimited,
 } from "../src/index.js";
 
@@ -103,6 +104,9 @@ const wrap = (frame: Frame) =>
 function playThroughStream(course: Course, flapTicks: readonly number[], maxTicks = 100_000): Played {
   const state = createGame(course);
   const encoder = encoderFor(state);
+  // The engine's allocation-free path, checked byte for byte against the library's encoding.
+  const twin = encoderFor(state);
+  const writer = new FrameWriter(0);
   const wire = new DelimitedDecoder(GameStreamMessageSchema);
   const decoder = new FrameDecoder();
   const flaps = new Set(flapTicks);
@@ -123,8 +127,10 @@ function playThroughStream(course: Course, flapTicks: readonly number[], maxTick
       const ack = encoder.ack(state, seq);
       // Before the full frame there is nothing to ack against: the full frame reflects the input.
       expect(ack === undefined).toBe(last === undefined);
+      expect(twin.writeAck(state, seq, writer)).toBe(ack ? wrap(ack).length : 0);
       if (ack) {
         const bytes = wrap(ack);
+        expect(writer.copy()).toEqual(bytes);
         ackBytes.push(bytes.length);
         const view = receive(bytes);
         // Nothing moved; only the reflected seq and the new velocity are news.
@@ -135,6 +141,8 @@ function playThroughStream(course: Course, flapTicks: readonly number[], maxTick
     }
     tickInPlace(state);
     const bytes = wrap(encoder.encode(state, seq));
+    expect(twin.writeFrame(state, seq, writer)).toBe(bytes.length);
+    expect(writer.copy()).toEqual(bytes);
     wireBytes.push(bytes.length);
     const view = receive(bytes);
     const expected = expectedView(state, seq);
@@ -294,6 +302,40 @@ describe("frame delta encoding", () => {
     const over: FrameSource = { ...state, tick: 2, phase: "over" };
     expect(encoder.encode(over, 1).gameOver).toBe(true);
     expect(() => encoder.encode({ ...over, tick: 3 }, 1)).toThrow(/game-over frame was already encoded/);
+  });
+
+  it("writes the library's bytes for every field: a negative score, −0, many pipes, a long body", () => {
+    const pipes = Array.from({ length: 100 }, (_, i) => ({ gapStart: i === 0 ? 0 : -0.5 * i, gapHeight: 1e300 / (i + 1) }));
+    const course = { pipeSpacing: 0.25, pipes, pipeWidth: 52, pipesInView: 100 };
+    const library = new FrameEncoder(course);
+    const written = new FrameEncoder(course);
+    const writer = new FrameWriter(0);
+    const base: FrameSource = {
+      tick: 0,
+      phase: "playing",
+      birdY: -0,
+      score: -7,
+      pipeSpeed: 0,
+      pipeWindowX: -0,
+      closestPipe: 0,
+      courseEnd: false,
+    };
+    const states: FrameSource[] = [
+      base,
+      { ...base, tick: 1, birdY: 0, score: -2147483648, pipeSpeed: -0 },
+      { ...base, tick: 2, birdY: 1.5, score: 2147483647, pipeSpeed: -0, closestPipe: 1 },
+      { ...base, tick: 3, birdY: 1e-300, score: 0, pipeSpeed: 3, phase: "over", courseEnd: true },
+    ];
+    let seq = 0;
+    for (const state of states) {
+      seq += 300;
+      const bytes = wrap(library.encode(state, seq));
+      expect(written.writeFrame(state, seq, writer)).toBe(bytes.length);
+      expect(writer.copy()).toEqual(bytes);
+      expect(writer.buffer.subarray(writer.start, writer.end)).toEqual(bytes);
+    }
+    // The full frame of 100 pipes needs a two-byte length prefix and a grown buffer.
+    expect(wrap(new FrameEncoder(course).encode(base, 1)).length).toBeGreaterThan(2000);
   });
 
   it("rejects a pipes-in-view count that is not a positive integer", () => {
