@@ -1,8 +1,15 @@
 import { once } from "node:events";
 import { join } from "node:path";
 import { corsOriginsFromEnv, createHost, defaultCorsOrigins, hostLimitsFromEnv, resolveHostLimits, type Host, type HostLimits } from "@flaplab/host";
-import { createStreamServer, loadOrCreateDevCertificate, streamLimitsFromEnv, tokenAuthorizer, type StreamLimits, type StreamServer } from "@flaplab/streams";
-import { createServiceSigner, createVerifier, loadKeys, loadServiceKeys } from "@flaplab/identity";
+import { createStreamServer, loadOrCreateDevCertificate, streamLimitsFromEnv, type StreamLimits, type StreamServer } from "@flaplab/streams";
+import {
+  createServiceSigner,
+  createStreamAuthorizer,
+  createStreamTicketVerifier,
+  createVerifier,
+  loadKeys,
+  loadServiceKeys,
+} from "@flaplab/identity";
 import { createCallLogger, createRuntime, pinoCallLog, type Runtime, type Topology } from "@flaplab/runtime";
 import { pino, type Logger } from "pino";
 import { callLogPath, mountGroup, type MountedGroup } from "./components.js";
@@ -79,8 +86,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       port: opts.streamPort ?? streamPort,
       certificate: await loadOrCreateDevCertificate(join(dataDir, "tls"), [streamHost]),
       routes: mounted.streamRoutes,
-      // A player token in the URL's `token` query parameter.
-      authorize: tokenAuthorizer(verifier),
+      // The stream ticket StartGame issued (`ticket` query parameter), signed with the components'
+      // key; the handlers check it names the URL's game and, on the engine, the game's owner.
+      authorize: createStreamAuthorizer(createStreamTicketVerifier({ publicKey: serviceKeys.publicKey })),
       limits: streamLimits,
       logger,
     });

@@ -80,7 +80,7 @@ async function runDeployment(emulate: boolean): Promise<Map<string, number>> {
   // edge that one cold or descheduled call does not move the median.
   for (let game = 0; game < 6; game++) {
     const g = await initiator.startGame({ seed: 6977347407732442987n }, { headers: { authorization: `Bearer ${token}` } });
-    const wt = new lib.WebTransport(`https://${engine.streamAddress}/engine/v1/game?gameId=${g.gameId}&token=${token}`, {
+    const wt = new lib.WebTransport(`https://${engine.streamAddress}/engine/v1/game?${new URLSearchParams({ gameId: g.gameId, ticket: g.streamTicket })}`, {
       forceReliable: true,
       serverCertificateHashes: [{ algorithm: "sha-256", value: await certHash(dataDir) }],
     } as never) as unknown as { ready: Promise<void>; createBidirectionalStream(): Promise<{ readable: ReadableStream<Uint8Array>; writable: WritableStream<Uint8Array> }> };

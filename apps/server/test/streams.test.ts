@@ -42,10 +42,13 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function startGame(seed?: bigint) {
+async function startGame(seed?: bigint, as = token) {
   const initiator = createClient(InitiatorService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
-  return initiator.startGame({ seed }, { headers: { authorization: `Bearer ${token}` } });
+  return initiator.startGame({ seed }, { headers: { authorization: `Bearer ${as}` } });
 }
+
+/** The query a game's streams are opened with: its id and its stream ticket. */
+const ticketOf = (game: { gameId: string; streamTicket: string }) => ({ gameId: game.gameId, ticket: game.streamTicket });
 
 interface Opened {
   wt: { ready: Promise<unknown>; closed: Promise<{ closeCode?: number; reason?: string }>; close(): void };
@@ -77,7 +80,7 @@ describe("game and music streams", () => {
   it("plays the easy seed to score 7 at tick 402, with sounds tagged by input, and records the run", async () => {
     const game = await startGame(EASY_SEED);
     expect(game.engineUrl).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/engine\/v1\/game$/);
-    const q = { gameId: game.gameId, token };
+    const q = ticketOf(game);
     const music = await open(game.musicUrl, q);
     const clips: SoundClip[] = [];
     const musicDone = (async () => {
@@ -146,33 +149,36 @@ describe("game and music streams", () => {
     expect(ownRuns.find((r) => r.gameId === game.gameId)).toMatchObject({ score: 7, ticks: 402, seed: EASY_SEED });
   }, 60_000);
 
-  it("refuses a bad token before accepting the session", async () => {
+  it("refuses a bad ticket, and a player token instead of a ticket, before accepting the session", async () => {
     const game = await startGame();
     const { lib } = await loadWebTransport();
-    const wt = new lib.WebTransport(`${game.engineUrl}?gameId=${game.gameId}&token=nope`, {
-      forceReliable: true,
-      serverCertificateHashes: [{ algorithm: "sha-256", value: server.streams!.certificate.sha256 }],
-    } as never);
-    const closed = wt.closed.catch((e: unknown) => e);
-    await expect(wt.ready).rejects.toBeDefined();
-    expect(await closed).toBeInstanceOf(Error);
+    const queries: Record<string, string>[] = [{ gameId: game.gameId, ticket: "nope" }, { gameId: game.gameId, token }, { gameId: game.gameId, ticket: token }];
+    for (const query of queries) {
+      const wt = new lib.WebTransport(`${game.engineUrl}?${new URLSearchParams(query)}`, {
+        forceReliable: true,
+        serverCertificateHashes: [{ algorithm: "sha-256", value: server.streams!.certificate.sha256 }],
+      } as never);
+      const closed = wt.closed.catch((e: unknown) => e);
+      await expect(wt.ready).rejects.toBeDefined();
+      expect(await closed).toBeInstanceOf(Error);
+    }
     expect(server.streams!.openSessions).toBe(0);
   });
 
-  it("closes with 4404 for an unknown game and 4403 for another player's game", async () => {
-    const { engineUrl } = await startGame();
-    const unknown = await open(engineUrl, { gameId: "no-such-game", token });
-    expect(await closeOf(unknown)).toMatchObject({ closeCode: CloseCode.NotFound, reason: expect.stringMatching(/unknown game/) });
+  it("closes with 4403 for another player's game (their ticket for their own game), on the engine and on music", async () => {
     const game = await startGame();
-    const theirs = await open(game.engineUrl, { gameId: game.gameId, token: otherToken });
-    expect(await closeOf(theirs)).toMatchObject({ closeCode: CloseCode.PermissionDenied });
+    const theirs = await startGame(undefined, otherToken);
+    const engine = await open(game.engineUrl, { gameId: game.gameId, ticket: theirs.streamTicket });
+    expect(await closeOf(engine)).toMatchObject({ closeCode: CloseCode.PermissionDenied, reason: `the stream ticket is not for game ${game.gameId}` });
+    const music = await open(game.musicUrl, { gameId: game.gameId, ticket: theirs.streamTicket });
+    expect(await closeOf(music)).toMatchObject({ closeCode: CloseCode.PermissionDenied });
   });
 
   it("closes a second connection to the same game with 4409 and keeps the first", async () => {
     const game = await startGame();
-    const first = await open(game.engineUrl, { gameId: game.gameId, token });
+    const first = await open(game.engineUrl, ticketOf(game));
     await first.writer.write(input(1));
-    const second = await open(game.engineUrl, { gameId: game.gameId, token });
+    const second = await open(game.engineUrl, ticketOf(game));
     expect(await closeOf(second)).toMatchObject({ closeCode: CloseCode.AlreadyConnected });
     const { value } = await first.reader.read();
     expect(value!.byteLength).toBeGreaterThan(0); // frames still flow on the first
@@ -181,7 +187,7 @@ describe("game and music streams", () => {
 
   it("closes with 4400 on garbage bytes and does not disturb the server", async () => {
     const game = await startGame();
-    const o = await open(game.engineUrl, { gameId: game.gameId, token });
+    const o = await open(game.engineUrl, ticketOf(game));
     await o.writer.write(new Uint8Array([0x05, 0xff, 0xff, 0xff, 0xff, 0xff]));
     expect(await closeOf(o)).toMatchObject({ closeCode: CloseCode.Malformed });
     const health = await fetch(`${baseUrl}/healthz`);
@@ -190,7 +196,7 @@ describe("game and music streams", () => {
 
   it("ends a finished game normally, and refuses to go on with it: 4410", async () => {
     const game = await startGame(EASY_SEED);
-    const o = await open(game.engineUrl, { gameId: game.gameId, token });
+    const o = await open(game.engineUrl, ticketOf(game));
     await o.writer.write(input(1));
     const dec = new DelimitedDecoder(GameStreamMessageSchema);
     // No flaps: the bird falls into pipe 0 at tick 52.
@@ -202,7 +208,7 @@ describe("game and music streams", () => {
     }
     expect(overAt).toBe(52);
     expect(await closeOf(o)).toMatchObject({ closeCode: CloseCode.Normal, reason: "game over" });
-    const again = await open(game.engineUrl, { gameId: game.gameId, token });
+    const again = await open(game.engineUrl, ticketOf(game));
     await again.writer.write(input(2)).catch(() => undefined);
     expect(await closeOf(again)).toMatchObject({ closeCode: CloseCode.GameOver, reason: expect.stringMatching(/is over/) });
   });

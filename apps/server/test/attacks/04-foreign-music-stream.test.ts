@@ -1,0 +1,121 @@
+// Attack: player B knows player A's game id (it is no secret: it shows up in logs, traces and
+// scoreboards) and opens A's music and engine streams with it, to take A's music stream before A
+// does (A would get 4409 and no sounds), inject or steal A's sounds, or close A's session. B tries
+// every credential B can have: B's own stream ticket (for B's own game) with B's own token, no
+// ticket at all, a ticket for A's game signed with another key, an expired ticket for A's game
+// signed with the real key, and A's game id with a player token where the ticket goes. Streams are
+// admitted only with a ticket for the URL's game, issued by the initiator to the game's owner.
+import { InitiatorService, type StartGameResponse } from "@flaplab/contracts/initiator/v1/initiator_pb";
+import { Sound } from "@flaplab/contracts/music/v1/music_pb";
+import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
+import { CloseCode } from "@flaplab/game-stream";
+import { createSigner, createStreamTicketSigner, loadServiceKeys } from "@flaplab/identity";
+import { generateKeyPairSync } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { attempt, EASY_SEED, openStream, playEasySeed } from "../stream-client.js";
+import { startMonolith, type Monolith } from "./credentials-harness.js";
+
+let m: Monolith;
+let tokenA: string;
+let tokenB: string;
+let cert: Uint8Array;
+
+beforeAll(async () => {
+  m = await startMonolith();
+  tokenA = await m.register("alice");
+  tokenB = await m.register("bob");
+  cert = m.server.streams!.certificate.sha256;
+}, 60_000);
+
+afterAll(async () => {
+  await m?.stop();
+});
+
+function startGame(token: string, seed?: bigint): Promise<StartGameResponse> {
+  return m.client(InitiatorService, "connect", { authorization: `Bearer ${token}` }).startGame({ seed });
+}
+
+/** Every query B can think of for A's game `gameIdA`, by what it holds. */
+async function attacks(gameIdA: string, gameB: StartGameResponse): Promise<Array<[string, Record<string, string>]>> {
+  const serviceKeys = await loadServiceKeys({ dataDir: m.dir });
+  const other = generateKeyPairSync("ed25519");
+  const forged = (await createStreamTicketSigner({ privateKey: other.privateKey }).sign(gameIdA, "alice")).ticket;
+  const longAgo = Date.now() - 10 * 60_000;
+  const expired = (await createStreamTicketSigner({ privateKey: serviceKeys.privateKey, now: () => longAgo }).sign(gameIdA, "alice")).ticket;
+  const playerJwtAsTicket = (await createSigner({ privateKey: other.privateKey }).sign("alice")).token;
+  return [
+    ["B's own ticket (for B's game) and B's token", { gameId: gameIdA, ticket: gameB.streamTicket, token: tokenB }],
+    ["no ticket, B's token", { gameId: gameIdA, token: tokenB }],
+    ["no ticket, A's token", { gameId: gameIdA, token: tokenA }],
+    ["a player token as the ticket", { gameId: gameIdA, ticket: tokenB }],
+    ["a forged player token as the ticket", { gameId: gameIdA, ticket: playerJwtAsTicket }],
+    ["a ticket for A's game signed with another key", { gameId: gameIdA, ticket: forged }],
+    ["an expired ticket for A's game", { gameId: gameIdA, ticket: expired }],
+  ];
+}
+
+type Outcome = Awaited<ReturnType<typeof attempt>>;
+
+/** Refused before the session opened, or closed unauthenticated / permission denied: never admitted. */
+function expectRefused(what: string, o: Outcome): void {
+  const refused = o.refused || o.closeCode === CloseCode.Unauthenticated || o.closeCode === CloseCode.PermissionDenied;
+  expect(refused, `${what}: ${JSON.stringify(o)}`).toBe(true);
+}
+
+describe("another player opening a game's streams", () => {
+  it("is refused on music and engine, before and while the owner plays, and the owner's game is undisturbed and recorded", async () => {
+    const gameA = await startGame(tokenA, EASY_SEED);
+    const gameB = await startGame(tokenB);
+    const tries = await attacks(gameA.gameId, gameB);
+
+    // Before A opens anything: B would take A's music stream (A then gets 4409) or A's game.
+    for (const [what, query] of tries) {
+      expectRefused(`music, before A: ${what}`, await attempt(gameA.musicUrl, query, cert, 1000));
+      expectRefused(`engine, before A: ${what}`, await attempt(gameA.engineUrl, query, cert, 1000));
+    }
+    // B's own ticket is good for B's own game (the refusals above are about the game, not the ticket).
+    const own = await openStream(gameB.musicUrl, { gameId: gameB.gameId, ticket: gameB.streamTicket }, cert);
+    own.wt.close();
+
+    // A opens both streams: nothing of B's holds either.
+    const q = { gameId: gameA.gameId, ticket: gameA.streamTicket };
+    const music = await openStream(gameA.musicUrl, q, cert);
+    const engine = await openStream(gameA.engineUrl, q, cert);
+
+    // While A plays, B tries again (music with B's own ticket, and every other way, on both streams).
+    const during: Array<Promise<void>> = [];
+    let launched = false;
+    const played = await playEasySeed(engine, music, (tick) => {
+      if (launched || tick < 20) return;
+      launched = true;
+      for (const [what, query] of tries) {
+        during.push(attempt(gameA.musicUrl, query, cert, 1000).then((o) => expectRefused(`music, during A's game: ${what}`, o)));
+        during.push(attempt(gameA.engineUrl, query, cert, 1000).then((o) => expectRefused(`engine, during A's game: ${what}`, o)));
+      }
+    });
+    await Promise.all(during);
+    expect(launched).toBe(true);
+
+    // A's game ran to its end, every tick and every sound arrived on A's own sessions.
+    expect({ score: played.score, lastTick: played.lastTick, frames: played.frames }).toEqual({ score: 7, lastTick: 402, frames: 402 });
+    expect(played.summary).toMatchObject({ score: 7, ticks: 402, recorded: true });
+    expect(played.engineClose).toMatchObject({ closeCode: CloseCode.Normal, reason: "game over" });
+    expect(played.clips.filter((c) => c.sound === Sound.FLAP)).toHaveLength(14);
+    expect(played.clips.filter((c) => c.sound === Sound.POINT)).toHaveLength(7);
+    expect(played.clips.at(-1)?.sound).toBe(Sound.DIE);
+
+    const scores = m.client(ScoreService, "connect", { authorization: `Bearer ${tokenA}` });
+    const { ownRuns } = await scores.getScores({});
+    expect(ownRuns.find((r) => r.gameId === gameA.gameId)).toMatchObject({ score: 7, ticks: 402 });
+  }, 90_000);
+
+  it("cannot open a game's music stream with the game's ticket used on another game id", async () => {
+    const gameA = await startGame(tokenA);
+    const gameA2 = await startGame(tokenA);
+    // A's own ticket for one game does not open A's other game: a ticket is for one game.
+    const o = await attempt(gameA2.musicUrl, { gameId: gameA2.gameId, ticket: gameA.streamTicket }, cert, 1000);
+    expect(o).toMatchObject({ refused: false, closeCode: CloseCode.PermissionDenied });
+    const e = await attempt(gameA2.engineUrl, { gameId: gameA2.gameId, ticket: gameA.streamTicket }, cert, 1000);
+    expect(e).toMatchObject({ refused: false, closeCode: CloseCode.PermissionDenied });
+  });
+});
