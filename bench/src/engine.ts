@@ -8,7 +8,7 @@ import type { GcPauses } from "./gc.js";
 import type { Percentiles } from "./hist.js";
 import { type GoalResult, metText, type RunOptions, type SectionResult } from "./section.js";
 import type { ClientStats, OpenResult } from "./stream-clients.js";
-import type { StreamServerInfo, StreamServerStats } from "./stream-server.js";
+import type { StreamGame, StreamServerInfo, StreamServerStats } from "./stream-server.js";
 import { count, ratio, sig } from "./table.js";
 
 export const LATENESS_LIMIT_US = 2000;
@@ -107,8 +107,8 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
     const cli = (clients = await startChild("stream-clients.ts"));
     const info = await srv.request<StreamServerInfo>({ type: "start", keysDir: dir });
     await stepGames(plan.stream, plan.streamBelow, async (games) => {
-      const ids = await srv.request<string[]>({ type: "games", count: games, prefix: `n${games}` });
-      const opened = await cli.request<OpenResult>({ type: "open", url: info.url, certSha256: info.certSha256, token: info.token, gameIds: ids, concurrency: 16 }, 180_000);
+      const made = await srv.request<StreamGame[]>({ type: "games", count: games, prefix: `n${games}` });
+      const opened = await cli.request<OpenResult>({ type: "open", url: info.url, certSha256: info.certSha256, games: made, concurrency: 16 }, 180_000);
       await cli.request({ type: "start", rampMs: plan.rampMs }, 60_000);
       await sleep(plan.settleMs);
       await srv.request({ type: "reset" });

@@ -12,7 +12,7 @@ import { startProfile, stopProfile } from "./inspector-profile.js";
 import { summarizeProfile } from "./profile-summary.js";
 import { benchKeys, benchRequest, clientTopology, NETWORK_MODES } from "./rpc-fixture.js";
 import type { RpcServerPorts } from "./rpc-server.js";
-import type { StreamServerInfo, StreamServerStats } from "./stream-server.js";
+import type { StreamGame, StreamServerInfo, StreamServerStats } from "./stream-server.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -59,8 +59,8 @@ async function streams(dir: string, games: number): Promise<void> {
   const clients = await startChild("stream-clients.ts");
   try {
     const info = await server.request<StreamServerInfo>({ type: "start", keysDir: dir });
-    const ids = await server.request<string[]>({ type: "games", count: games, prefix: "p" });
-    await clients.request({ type: "open", url: info.url, certSha256: info.certSha256, token: info.token, gameIds: ids, concurrency: 16 }, 180_000);
+    const made = await server.request<StreamGame[]>({ type: "games", count: games, prefix: "p" });
+    await clients.request({ type: "open", url: info.url, certSha256: info.certSha256, games: made, concurrency: 16 }, 180_000);
     await clients.request({ type: "start", rampMs: 1000 });
     await sleep(1500);
     await server.request({ type: "reset", profile: true });

@@ -8,9 +8,10 @@ import { loadWebTransport } from "@flaplab/streams";
 import { findFlapSchedule } from "./autopilot.js";
 import { serveRequests } from "./child.js";
 import { Hist, type Percentiles } from "./hist.js";
+import type { StreamGame } from "./stream-server.js";
 
 export type StreamClientsRequest =
-  | { type: "open"; url: string; certSha256: string; token: string; gameIds: string[]; concurrency: number }
+  | { type: "open"; url: string; certSha256: string; games: readonly StreamGame[]; concurrency: number }
   | { type: "start"; rampMs: number }
   | { type: "reset" }
   | { type: "stats" }
@@ -60,9 +61,10 @@ let closing = false;
 
 const input = (seq: number) => encodeDelimited(ClientInputSchema, create(ClientInputSchema, { seq, clientTimeMs: Date.now() }));
 
-async function play(url: string, certHash: Uint8Array, token: string, gameId: string): Promise<void> {
+async function play(url: string, certHash: Uint8Array, game: StreamGame): Promise<void> {
   const { lib } = await loadWebTransport();
-  const wt = new lib.WebTransport(`${url}?${new URLSearchParams({ gameId, token })}`, {
+  const gameId = game.id;
+  const wt = new lib.WebTransport(`${url}?${new URLSearchParams({ gameId, ticket: game.ticket })}`, {
     forceReliable: true,
     serverCertificateHashes: [{ algorithm: "sha-256", value: certHash }],
   } as never) as unknown as Wt;
@@ -125,16 +127,16 @@ serveRequests(async (req: StreamClientsRequest) => {
       // A few handshakes at a time; the games start later, all together, with "start".
       await Promise.all(
         Array.from({ length: Math.max(1, req.concurrency) }, async () => {
-          while (next < req.gameIds.length) {
-            const id = req.gameIds[next++]!;
-            await play(req.url, hash, req.token, id).catch((err: unknown) => {
+          while (next < req.games.length) {
+            const game = req.games[next++]!;
+            await play(req.url, hash, game).catch((err: unknown) => {
               failed++;
               firstError ??= err instanceof Error ? err.message : String(err);
             });
           }
         }),
       );
-      return { opened: req.gameIds.length - failed, failed, firstError, openMs: performance.now() - started } satisfies OpenResult;
+      return { opened: req.games.length - failed, failed, firstError, openMs: performance.now() - started } satisfies OpenResult;
     }
     case "start": {
       // Start presses spread evenly over the ramp, so the games' tick phases spread over the period.

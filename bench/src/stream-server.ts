@@ -1,6 +1,7 @@
 // Child process for section 3b: the real stream server with the engine's game session handler.
 import { createGameSessionHandler, GameTable } from "@flaplab/engine";
-import { createDevCertificate, createStreamServer, tokenAuthorizer, type StreamServer } from "@flaplab/streams";
+import { createStreamAuthorizer, createStreamTicketSigner, createStreamTicketVerifier, loadServiceKeys, type StreamTicketSigner } from "@flaplab/identity";
+import { createDevCertificate, createStreamServer, type StreamServer } from "@flaplab/streams";
 import { pino } from "pino";
 import { findFlapSchedule } from "./autopilot.js";
 import { serveRequests } from "./child.js";
@@ -8,7 +9,7 @@ import { type GcPauses, GcWatch } from "./gc.js";
 import { idleMusic, idleScore, MeasuringScheduler, silentLogger } from "./engine-harness.js";
 import type { Percentiles } from "./hist.js";
 import { startProfile, stopProfile } from "./inspector-profile.js";
-import { benchKeys } from "./rpc-fixture.js";
+import { join } from "node:path";
 
 export const ENGINE_PATH = "/engine/v1/game";
 
@@ -23,9 +24,17 @@ export interface StreamServerInfo {
   readonly url: string;
   /** SHA-256 of the certificate, base64. */
   readonly certSha256: string;
-  readonly token: string;
   readonly transports: string;
 }
+
+/** A game made for the bench player, and the stream ticket that opens it. */
+export interface StreamGame {
+  readonly id: string;
+  readonly ticket: string;
+}
+
+/** Opening thousands of games takes longer than a real ticket's minute; the bench's tickets live an hour. */
+const BENCH_TICKET_TTL_S = 3600;
 
 export interface StreamServerStats {
   readonly lateness: Percentiles;
@@ -44,6 +53,7 @@ const schedule = findFlapSchedule();
 const games = new GameTable({ maxGames: 20_000, maxGamesPerPlayer: 20_000, idleTtlMs: 3600_000 });
 const scheduler = new MeasuringScheduler();
 let server: StreamServer | undefined;
+let tickets: StreamTicketSigner | undefined;
 let cpu0 = process.cpuUsage();
 let t0 = performance.now();
 let gc = new GcWatch();
@@ -52,33 +62,34 @@ serveRequests(
   async (req: StreamServerRequest) => {
     switch (req.type) {
       case "start": {
-        const keys = await benchKeys(req.keysDir);
+        // The components' shared key, as the initiator signs tickets with and the server checks them.
+        const serviceKeys = await loadServiceKeys({ dataDir: join(req.keysDir, "identity"), env: {} });
+        tickets = createStreamTicketSigner({ privateKey: serviceKeys.privateKey, ttlSeconds: BENCH_TICKET_TTL_S });
         const handler = createGameSessionHandler({ games, scheduler, music: idleMusic(), score: idleScore(), logger: silentLogger });
         server = await createStreamServer({
           host: "127.0.0.1",
           port: 0,
           certificate: await createDevCertificate(),
           routes: { [ENGINE_PATH]: { kind: "engine", handler } },
-          authorize: tokenAuthorizer(keys.verifier),
+          authorize: createStreamAuthorizer(createStreamTicketVerifier({ publicKey: serviceKeys.publicKey })),
           logger: pino({ level: "silent" }),
           streamOpenTimeoutMs: 30_000,
         });
-        const token = (await keys.signer.sign("bench")).token;
         return {
           url: `https://127.0.0.1:${server.port}${ENGINE_PATH}`,
           certSha256: Buffer.from(server.certificate.sha256).toString("base64"),
-          token,
           transports: server.transports,
         } satisfies StreamServerInfo;
       }
       case "games": {
-        const ids: string[] = [];
+        if (!tickets) throw new Error("start the stream server first");
+        const made: StreamGame[] = [];
         for (let i = 0; i < req.count; i++) {
           const id = `${req.prefix}-${i}`;
           games.create({ id, owner: { username: "bench", token: "unused" }, course: schedule.course, seed: schedule.seed });
-          ids.push(id);
+          made.push({ id, ticket: (await tickets.sign(id, "bench")).ticket });
         }
-        return ids;
+        return made;
       }
       case "reset":
         if (req.profile) await startProfile();
