@@ -192,9 +192,28 @@ export function createGame(course: Course, bird: BirdBox = DEFAULT_BIRD): GameSt
   };
 }
 
-/** A copy that shares only the frozen course and bird. */
+/**
+ * A copy that shares only the frozen course and bird. Written out field by field in
+ * `createGame`'s order, not spread: a spread copy gets an object shape of its own, and a tick
+ * that has seen both shapes stores its numbers boxed (≈ 160 bytes of garbage per tick, measured
+ * in bench section 3's core work); one shape keeps `tickInPlace` allocation-free.
+ */
 export function cloneGame(state: GameState): GameState {
-  return { ...state };
+  return {
+    course: state.course,
+    bird: state.bird,
+    pipesInView: state.pipesInView,
+    phase: state.phase,
+    tick: state.tick,
+    birdY: state.birdY,
+    birdVelocity: state.birdVelocity,
+    pipeSpeed: state.pipeSpeed,
+    pipeWindowX: state.pipeWindowX,
+    closestPipe: state.closestPipe,
+    score: state.score,
+    died: state.died,
+    courseEnd: state.courseEnd,
+  };
 }
 
 /**
