@@ -1,5 +1,6 @@
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { codeToString } from "@connectrpc/connect/protocol-connect";
 import {
   principalKey,
   runInCall,
@@ -149,13 +150,5 @@ export function gameIdOf(message: unknown): string | undefined {
 
 /** The Connect code of an error as a lower-case name ("unauthenticated"), "ok" for none. */
 export function codeName(err: unknown): string {
-  const code = ConnectError.from(err).code;
-  return codeNames[code] ?? String(code);
+  return codeToString(ConnectError.from(err).code);
 }
-
-const codeNames: Record<number, string> = {
-  1: "canceled", 2: "unknown", 3: "invalid_argument", 4: "deadline_exceeded", 5: "not_found",
-  6: "already_exists", 7: "permission_denied", 8: "resource_exhausted", 9: "failed_precondition",
-  10: "aborted", 11: "out_of_range", 12: "unimplemented", 13: "internal", 14: "unavailable",
-  15: "data_loss", 16: "unauthenticated",
-};
