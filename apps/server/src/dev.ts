@@ -17,6 +17,14 @@ const WEB_SERVE = resolve(import.meta.dirname, "../../web/scripts/serve.ts");
 const READY_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
 const PARENT_CHECK_MS = 1_000;
+/** A group that dies after the topology is up is restarted after this, doubling per recent restart… */
+const RESTART_BASE_MS = 500;
+/** …up to this. */
+const RESTART_MAX_MS = 10_000;
+const RESTART_WINDOW_MS = 60_000;
+/** More restarts of one group than this within a minute is a crash loop: everything stops. */
+const DEFAULT_MAX_RESTARTS_PER_MINUTE = 5;
+const MAX_RESTARTS_ENV = "FLAPLAB_DEV_MAX_RESTARTS_PER_MINUTE";
 
 function say(line: string): void {
   process.stdout.write(`[dev] ${line}\n`);
@@ -33,6 +41,7 @@ async function main(): Promise<number> {
       rtt: { type: "string" },
     },
   });
+  const maxRestarts = maxRestartsPerMinute(process.env);
   const which = positionals[0];
   if (!which) {
     const known = (await readdir(TOPOLOGIES_DIR)).filter((f) => f.endsWith(".json")).map((f) => f.slice(0, -5));
@@ -89,6 +98,10 @@ async function main(): Promise<number> {
 
   const width = Math.max(3, ...topology.groups.map((g) => g.name.length));
   const children = new Map<string, ChildProcess>();
+  /** When each group was last restarted (within the last minute). */
+  const restarts = new Map<string, number[]>();
+  const pendingRestarts = new Map<string, NodeJS.Timeout>();
+  let up = false;
   let stopping = false;
   let exitCode = 0;
   let resolveDone!: () => void;
@@ -99,6 +112,9 @@ async function main(): Promise<number> {
     stopping = true;
     exitCode = code;
     say(`stopping ${children.size} process(es): ${reason}`);
+    for (const timer of pendingRestarts.values()) clearTimeout(timer);
+    pendingRestarts.clear();
+    if (children.size === 0) resolveDone();
     for (const child of children.values()) child.kill("SIGTERM");
     setTimeout(() => {
       for (const child of children.values()) child.kill("SIGKILL");
@@ -128,20 +144,42 @@ async function main(): Promise<number> {
       ],
     });
   }
-  for (const { name, args } of commands) {
+  const start = (name: string, args: readonly string[]): void => {
     const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env: process.env });
-    const group = { name };
-    children.set(group.name, child);
-    const prefix = `[${group.name.padEnd(width)}] `;
+    children.set(name, child);
+    const prefix = `[${name.padEnd(width)}] `;
     for (const stream of [child.stdout!, child.stderr!]) {
       createInterface({ input: stream }).on("line", (line) => process.stdout.write(prefix + line + "\n"));
     }
     child.on("exit", (code, signal) => {
-      children.delete(group.name);
-      if (!stopping) stopAll(`${group.name} exited (${signal ?? `code ${code}`})`, 1);
-      if (children.size === 0) resolveDone();
+      if (children.get(name) === child) children.delete(name);
+      const how = signal ?? `code ${code}`;
+      if (stopping) {
+        if (children.size === 0) resolveDone();
+        return;
+      }
+      // Before the topology is up a dying group is a setup problem (a port, a config): stop.
+      if (!up) return stopAll(`${name} exited (${how})`, 1);
+      const now = Date.now();
+      const recent = (restarts.get(name) ?? []).filter((t) => now - t < RESTART_WINDOW_MS);
+      if (recent.length >= maxRestarts) {
+        return stopAll(`group ${name} is crash-looping: it exited (${how}) after ${recent.length} restarts within ${RESTART_WINDOW_MS / 1000} s (${MAX_RESTARTS_ENV}=${maxRestarts})`, 1);
+      }
+      recent.push(now);
+      restarts.set(name, recent);
+      const delay = Math.min(RESTART_MAX_MS, RESTART_BASE_MS * 2 ** (recent.length - 1));
+      // Games held by a restarted engine are lost: their clients see the stream close.
+      say(`group ${name} exited (${how}), restarting in ${delay} ms`);
+      pendingRestarts.set(
+        name,
+        setTimeout(() => {
+          pendingRestarts.delete(name);
+          if (!stopping) start(name, args);
+        }, delay),
+      );
     });
-  }
+  };
+  for (const { name, args } of commands) start(name, args);
   process.on("SIGINT", () => stopAll("interrupted", 0));
   process.on("SIGTERM", () => stopAll("terminated", 0));
   // Whoever started us (a shell, pnpm, a test) went away without a signal to us: stop, rather than
@@ -156,6 +194,7 @@ async function main(): Promise<number> {
   if (withWeb) urls.push(topology.web.publicUrl);
   const ready = await Promise.race([waitReady(urls), done.then(() => false)]);
   if (ready && !stopping) {
+    up = true;
     say(`${topology.name} is up: ${topology.groups.length} process(es); data in ${dataDir}`);
     for (const g of topology.groups) {
       const streams = g.components.some((c) => c === "engine" || c === "music") ? `  streams ${g.streamPublicUrl}` : "";
@@ -168,12 +207,20 @@ async function main(): Promise<number> {
           `open ${groupOf(topology, "engine")!.streamPublicUrl}/ once and accept it, or start Chrome with --ignore-certificate-errors.`,
       );
     }
-    say("Ctrl-C stops everything.");
+    say(`Ctrl-C stops everything. A process that dies is restarted (at most ${maxRestarts} times a minute).`);
   } else if (!stopping) {
     stopAll(`not healthy after ${READY_TIMEOUT_MS / 1000} s`, 1);
   }
   await done;
   return exitCode;
+}
+
+/** FLAPLAB_DEV_MAX_RESTARTS_PER_MINUTE, or the default; throws for a value that is not a whole number. */
+function maxRestartsPerMinute(env: NodeJS.ProcessEnv): number {
+  const raw = env[MAX_RESTARTS_ENV]?.trim();
+  if (raw === undefined || raw === "") return DEFAULT_MAX_RESTARTS_PER_MINUTE;
+  if (!/^\d+$/.test(raw)) throw new Error(`${MAX_RESTARTS_ENV} must be a whole number, got "${raw}"`);
+  return Number(raw);
 }
 
 /** What the web client needs to find the Connect endpoints it calls (through the emulated links, if any). */

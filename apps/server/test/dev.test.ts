@@ -29,9 +29,10 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
 });
 
-async function startDev(topologyFile: string, dataDir: string): Promise<DevRun> {
+async function startDev(topologyFile: string, dataDir: string, env: Record<string, string> = {}): Promise<DevRun> {
   const child = spawn(process.execPath, ["--import", "tsx", DEV, topologyFile, "--data-dir", dataDir, "--no-web"], {
     stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
   });
   const lines: string[] = [];
   const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
@@ -107,18 +108,40 @@ describe("pnpm dev", () => {
     ]);
   }, 120_000);
 
-  it("stops every process when one dies, with a non-zero exit", async () => {
+  it("restarts a group killed with SIGKILL and leaves the others alone; a crash-looping group stops everything", async () => {
     const topo = await topologyOnFreePorts("microservices");
     dirs.push(topo.dir);
-    const run = await startDev(topo.file, join(topo.dir, "data"));
-    for (let i = 0; i < 100 && !run.lines.some((l) => l.startsWith("[score") && l.includes('"event":"listening"')); i++) {
-      await new Promise((r) => setTimeout(r, 100));
+    // One restart a minute, so that the second kill is a crash loop.
+    const run = await startDev(topo.file, join(topo.dir, "data"), { FLAPLAB_DEV_MAX_RESTARTS_PER_MINUTE: "1" });
+    const listening = () =>
+      run.lines
+        .filter((l) => l.includes('"event":"listening"'))
+        .map((l) => ({ group: l.slice(1, l.indexOf("]")).trim(), pid: (JSON.parse(l.slice(l.indexOf("{"))) as { pid: number }).pid }));
+    const waitFor = async (what: () => boolean, ms: number) => {
+      for (let i = 0; i < ms / 100 && !what(); i++) await new Promise((r) => setTimeout(r, 100));
+      return what();
+    };
+    expect(await waitFor(() => listening().length === 6, 10_000)).toBe(true);
+    const before = listening();
+    const score = before.find((l) => l.group === "score")!;
+    process.kill(score.pid, "SIGKILL");
+
+    expect(await waitFor(() => run.lines.some((l) => /\[dev\] group score exited \(SIGKILL\), restarting in \d+ ms/.test(l)), 10_000)).toBe(true);
+    expect(await waitFor(() => listening().filter((l) => l.group === "score").length === 2, 30_000)).toBe(true);
+    const again = listening().filter((l) => l.group === "score")[1]!;
+    expect(again.pid).not.toBe(score.pid);
+    expect((await fetch(`http://${topo.addresses["score"]}/healthz`)).ok).toBe(true);
+    // The others were not restarted and still answer.
+    for (const other of before.filter((l) => l.group !== "score")) {
+      expect(() => process.kill(other.pid, 0)).not.toThrow();
+      expect((await fetch(`http://${topo.addresses[other.group]}/healthz`)).ok).toBe(true);
     }
-    const line = run.lines.find((l) => l.startsWith("[score") && l.includes('"event":"listening"'))!;
-    const pid = (JSON.parse(line.slice(line.indexOf("{"))) as { pid: number }).pid;
-    process.kill(pid, "SIGKILL");
+    expect(listening()).toHaveLength(7);
+    expect(run.child.exitCode).toBe(null);
+
+    process.kill(again.pid, "SIGKILL");
     expect(await run.exited).toBe(1);
-    expect(run.lines.some((l) => /score exited/.test(l))).toBe(true);
+    expect(run.lines.some((l) => /\[dev\] stopping .*group score is crash-looping/.test(l))).toBe(true);
   }, 120_000);
 
   it("stops every process when whoever started it dies without a signal to it", async () => {
