@@ -167,6 +167,8 @@ export default $config({
                 // Engine and music: the old task stops before the new one starts, so two copies never hold games at once.
                 args.deploymentMinimumHealthyPercent = s.deployment.minimumHealthyPercent;
                 args.deploymentMaximumPercent = s.deployment.maximumPercent;
+                // Each task is pinned to one zone's subnet: nothing to rebalance, and ECS must not move a task holding games.
+                args.availabilityZoneRebalancing = "DISABLED";
                 args.networkConfiguration = {
                   assignPublicIp: true,
                   subnets: [vpc.publicSubnets.apply((ids) => ids[s.subnetIndex]!)],

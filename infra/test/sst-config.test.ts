@@ -350,6 +350,7 @@ describe("sst.config.ts", () => {
       expect([serviceArgs["deploymentMinimumHealthyPercent"], serviceArgs["deploymentMaximumPercent"]], svc.name).toEqual(
         single ? [0, 100] : [100, 200],
       );
+      expect(serviceArgs["availabilityZoneRebalancing"]).toBe("DISABLED");
     }
   });
 
