@@ -164,12 +164,12 @@ export class FuzzServer {
     await this.refreshCredentials();
   }
 
-  /** A new game of the fuzz player (through the initiator, as the browser starts one). */
-  async newGame(): Promise<string | undefined> {
+  /** A new game of the fuzz player (through the initiator, as the browser starts one): its id and stream ticket. */
+  async newGame(): Promise<{ id: string; ticket: string } | undefined> {
     const initiator = createClient(InitiatorService, createConnectTransport({ baseUrl: this.baseUrl, httpVersion: "1.1" }));
     try {
       const res = await initiator.startGame({}, { headers: { authorization: `Bearer ${this.credentials.player}` } });
-      return res.gameId;
+      return { id: res.gameId, ticket: res.streamTicket };
     } catch {
       return undefined;
     }
@@ -179,8 +179,8 @@ export class FuzzServer {
    * Opens the music stream of a game of the fuzz player over the WebSocket mapping (the browser's
    * fallback) and keeps reading it, so that PlayMusic has a stream to push to. Closed by the result.
    */
-  async openMusicStream(gameId: string): Promise<() => void> {
-    const query = new URLSearchParams({ gameId, token: this.credentials.player });
+  async openMusicStream(gameId: string, ticket: string): Promise<() => void> {
+    const query = new URLSearchParams({ gameId, ticket, token: ticket });
     const socket = tls.connect({ host: "127.0.0.1", port: this.streamPort, rejectUnauthorized: false, ALPNProtocols: ["http/1.1"] });
     socket.on("error", () => undefined);
     await new Promise<void>((resolve, reject) => {

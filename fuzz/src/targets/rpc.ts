@@ -332,8 +332,10 @@ export function rpcTarget(service: DescService, method: DescMethod): Target<RpcC
     async run(c, { server, signal }: TargetContext) {
       if (!game || game.used++ > (withMusic ? 25 : 200) || game.restarts !== server.restarts) {
         game?.close?.();
-        const id = (await server.newGame()) ?? "no-game";
-        game = { id, used: 0, restarts: server.restarts, ...(withMusic ? { close: await server.openMusicStream(id).catch(() => undefined) } : {}) };
+        const g = await server.newGame();
+        const id = g?.id ?? "no-game";
+        const close = withMusic && g ? await server.openMusicStream(g.id, g.ticket).catch(() => undefined) : undefined;
+        game = { id, used: 0, restarts: server.restarts, close };
       }
       const path = `/${service.typeName}/${method.name}`;
       const body = bodyOf(method, c, game.id);

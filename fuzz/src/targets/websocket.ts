@@ -92,7 +92,8 @@ const delimitedInput = (seq: number, t = 1000): Uint8Array => {
 
 // ---- case generators --------------------------------------------------------------------------
 
-type TokenKind = keyof Credentials | "none" | "garbage";
+/** `ticket`: the fresh game's stream ticket (what a browser sends); `other-ticket`: another game's. */
+type TokenKind = keyof Credentials | "ticket" | "other-ticket" | "none" | "garbage";
 
 interface Session {
   readonly path: string;
@@ -104,7 +105,7 @@ interface Session {
 const session: fc.Arbitrary<Session> = fc.record({
   path: fc.oneof({ weight: 8, arbitrary: fc.constant(ENGINE_PATH) }, { weight: 2, arbitrary: fc.constant(MUSIC_PATH) }, { weight: 1, arbitrary: fc.constantFrom("/", "/engine/v1/game/../x", "//engine/v1/game", "/nope") }),
   game: fc.constantFrom<Session["game"]>("fresh", "fresh", "fresh", "none", "bogus"),
-  token: fc.constantFrom<TokenKind>("player", "player", "player", "player", "none", "expired", "forged", "engine", "garbage"),
+  token: fc.constantFrom<TokenKind>("ticket", "ticket", "ticket", "ticket", "ticket", "other-ticket", "player", "none", "expired", "forged", "engine", "garbage"),
   subprotocol: fc.oneof({ weight: 10, arbitrary: fc.constant("webtransport_kDraft2") }, { weight: 1, arbitrary: fc.constantFrom("webtransport_kDraft1", "webtransport_kDraft9", "webtransport", "chat", "webtransport_kDraft2_x, webtransport_kDraft2") }),
 });
 
@@ -187,10 +188,17 @@ const GRACE_MS = 25;
 /** How long the server has to close after the client did. */
 const CLOSE_MS = 3_000;
 
-function tokenOf(kind: TokenKind, creds: Credentials): string | undefined {
-  if (kind === "none") return undefined;
-  if (kind === "garbage") return "not-a-token";
-  return creds[kind];
+/** The game id and the token of a session's URL. */
+async function sessionQuery(s: Session, server: TargetContext["server"]): Promise<URLSearchParams> {
+  const game = s.game === "fresh" ? await server.newGame() : undefined;
+  const gameId = s.game === "fresh" ? (game?.id ?? "no-game") : s.game === "bogus" ? "bogus-game" : undefined;
+  let token: string | undefined;
+  if (s.token === "ticket") token = game?.ticket ?? (await server.newGame())?.ticket;
+  else if (s.token === "other-ticket") token = (await server.newGame())?.ticket;
+  else if (s.token === "garbage") token = "not-a-token";
+  else if (s.token !== "none") token = server.credentials[s.token];
+  // Under both names a stream URL has carried it: `ticket` (the stream ticket) and `token`.
+  return new URLSearchParams({ ...(gameId ? { gameId } : {}), ...(token ? { ticket: token, token } : {}) });
 }
 
 /** What the server sent: WebSocket close frames and WebTransport close capsules, found in its frames. */
@@ -223,9 +231,7 @@ function serverCloses(buf: Buffer): string[] {
 }
 
 async function runWs(c: WsCase, { server, signal }: TargetContext): Promise<Verdict> {
-  const gameId = c.session.game === "fresh" ? ((await server.newGame()) ?? "no-game") : c.session.game === "bogus" ? "bogus-game" : undefined;
-  const token = tokenOf(c.session.token, server.credentials);
-  const query = new URLSearchParams({ ...(gameId ? { gameId } : {}), ...(token ? { token } : {}) });
+  const query = await sessionQuery(c.session, server);
   const socket = tls.connect({ host: "127.0.0.1", port: server.streamPort, rejectUnauthorized: false, ALPNProtocols: ["http/1.1"] });
   let error = "";
   socket.on("error", (err: Error) => (error ||= err.message));
@@ -326,9 +332,7 @@ const h2CapsulesCase: fc.Arbitrary<WsCase> = fc.record({
 });
 
 async function runH2(c: WsCase, { server, signal }: TargetContext): Promise<Verdict> {
-  const gameId = c.session.game === "fresh" ? ((await server.newGame()) ?? "no-game") : c.session.game === "bogus" ? "bogus-game" : undefined;
-  const token = tokenOf(c.session.token, server.credentials);
-  const query = new URLSearchParams({ ...(gameId ? { gameId } : {}), ...(token ? { token } : {}) });
+  const query = await sessionQuery(c.session, server);
   const client = http2.connect(`https://127.0.0.1:${server.streamPort}`, { rejectUnauthorized: false });
   let error = "";
   client.on("error", (err: Error) => (error ||= err.message));
