@@ -3,7 +3,7 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { COMPONENT_NAMES } from "@flaplab/component";
-import { loadTopology, type Topology } from "@flaplab/runtime";
+import { CALLER_HEADER as RUNTIME_CALLER_HEADER, loadTopology, type Topology } from "@flaplab/runtime";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_HOST_LIMITS, hostLimitsFromEnv } from "../../packages/host/src/config.js";
 import {
@@ -114,6 +114,10 @@ describe("internal methods on the public listeners", () => {
       "/flaplab.engine.v1.EngineService/HandleInput",
     ]);
     expect(internalPaths("worldgen")).toEqual(["/flaplab.worldgen.v1.WorldGenService/GenerateWorld"]);
+  });
+
+  it("lets through on the header the runtime puts on every call between components", () => {
+    expect(CALLER_HEADER).toBe(RUNTIME_CALLER_HEADER);
   });
 
   it("refuses every internal method on every public listener, with or without a public route for its service", () => {
