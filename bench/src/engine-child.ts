@@ -1,23 +1,30 @@
 // Child process for section 3a: engine capacity with in-memory sessions.
 import { findFlapSchedule } from "./autopilot.js";
 import { serveRequests } from "./child.js";
-import { coreFrameCostNs, runEngineStep, timerFloor, type StepPlan } from "./engine-harness.js";
+import { coreFrameCost, runEngineStep, tickPathAllocation, timerFloor, type StepPlan } from "./engine-harness.js";
 
 export type EngineChildRequest =
   | { type: "core"; frames: number }
   | { type: "floor"; measureMs: number }
+  | { type: "tickpath" }
   | ({ type: "step" } & StepPlan);
 
 const schedule = findFlapSchedule();
 
 serveRequests(async (req: EngineChildRequest) => {
   if (req.type === "core") {
-    coreFrameCostNs(schedule, Math.min(20_000, req.frames)); // warm the JIT
-    // The intrinsic cost: the best of three rounds (a shared machine only ever adds time).
-    const rounds = [0, 1, 2].map(() => coreFrameCostNs(schedule, Math.ceil(req.frames / 3)));
-    return { nsPerFrame: Math.min(...rounds), survivesTicks: schedule.survivesTicks, flaps: schedule.flapTicks.length };
+    const best = (path: "writer" | "library") => {
+      coreFrameCost(schedule, Math.min(20_000, req.frames), path); // warm the JIT
+      // The intrinsic cost: the best of three rounds (a shared machine only ever adds time).
+      const rounds = [0, 1, 2].map(() => coreFrameCost(schedule, Math.ceil(req.frames / 3), path));
+      return { nsPerFrame: Math.min(...rounds.map((r) => r.nsPerFrame)), bytesPerFrame: Math.min(...rounds.map((r) => r.bytesPerFrame)) };
+    };
+    const writer = best("writer");
+    const library = best("library");
+    return { nsPerFrame: writer.nsPerFrame, bytesPerFrame: writer.bytesPerFrame, library, survivesTicks: schedule.survivesTicks, flaps: schedule.flapTicks.length };
   }
   (globalThis as { gc?: () => void }).gc?.();
+  if (req.type === "tickpath") return tickPathAllocation();
   if (req.type === "floor") return timerFloor(req.measureMs);
   return runEngineStep(schedule, req);
 });

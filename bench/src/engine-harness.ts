@@ -9,14 +9,16 @@ import { RecordRunResponseSchema, type ScoreService } from "@flaplab/contracts/s
 import {
   createGameSessionHandler,
   GameTable,
+  ManualTickClock,
   type ScheduledTask,
   type TickClock,
   type TickFn,
   TickScheduler,
 } from "@flaplab/engine";
-import { encodeDelimited, FrameEncoder } from "@flaplab/game-stream";
+import { encodeDelimited, FrameEncoder, FrameWriter } from "@flaplab/game-stream";
 import { MemoryStreamSession } from "@flaplab/game-stream/testing";
 import { applyInputInPlace, createGame, PIPE_WIDTH, TICK_MS, tickInPlace } from "@flaplab/physics";
+import { AllocMeter } from "./alloc.js";
 import type { FlapSchedule } from "./autopilot.js";
 import { GcWatch, type GcPauses } from "./gc.js";
 import { Hist } from "./hist.js";
@@ -166,6 +168,8 @@ export interface StepResult {
   readonly gc: GcPauses;
   /** Longest scheduler timer callback during the measurement, ms. */
   readonly longestBurstMs: number;
+  /** JS heap bytes allocated during the measurement ÷ tick frames (the in-memory client's included). */
+  readonly allocBytesPerFrame: number;
   /** Ticks that ran in the same timer callback as the same game's previous tick. */
   readonly backToBack: number;
 }
@@ -211,12 +215,15 @@ export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Pro
   scheduler.resetStats();
   const gc = new GcWatch();
   gc.start();
+  const alloc = new AllocMeter();
+  alloc.start();
   const before = { frames: stats.frames, acks: stats.acks, bytes: stats.frameBytes, ended: stats.ended };
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await sleep(plan.measureMs);
   const cpu = process.cpuUsage(cpu0);
   const wallMs = performance.now() - t0;
+  const allocated = alloc.stop();
   const gcPauses = gc.stop();
   if (plan.profileFile) await stopProfile(plan.profileFile);
   const frames = stats.frames - before.frames;
@@ -236,6 +243,7 @@ export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Pro
     gc: gcPauses,
     longestBurstMs: scheduler.longestBurstMs,
     backToBack: scheduler.backToBack,
+    allocBytesPerFrame: frames > 0 ? allocated.bytes / frames : 0,
   };
   for (const s of sessions) s.leave();
   await sleep(10);
@@ -243,31 +251,108 @@ export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Pro
   return result;
 }
 
+/** How the core loop encodes a frame. */
+export type FramePath = "writer" | "library";
+
+/** The cost of one frame in the core loop. */
+export interface CoreCost {
+  readonly nsPerFrame: number;
+  /** JS heap bytes allocated per frame. */
+  readonly bytesPerFrame: number;
+}
+
 /**
  * The work of one frame with nothing around it, in a tight loop: a physics tick, the delta frame,
- * the stream message and its size-delimited bytes (ns per frame). Replays `schedule` from the start.
+ * the stream message and its size-delimited bytes. Replays `schedule` from the start. `writer` is
+ * the engine's path (`FrameEncoder.writeFrame` into a reused `FrameWriter`, plus the copy the
+ * transport is handed); `library` is `encode` + `create(GameStreamMessageSchema)` +
+ * `encodeDelimited` (the library's `sizeDelimitedEncode`).
  */
-export function coreFrameCostNs(schedule: FlapSchedule, frames: number): number {
+export function coreFrameCost(schedule: FlapSchedule, frames: number, path: FramePath = "writer"): CoreCost {
   const flaps = new Set(schedule.flapTicks);
-  let state = createGame(schedule.course);
-  let encoder = new FrameEncoder({ pipeSpacing: schedule.course.pipeSpacing, pipes: schedule.course.pipes, pipeWidth: PIPE_WIDTH, pipesInView: state.pipesInView });
-  applyInputInPlace(state);
+  const writer = new FrameWriter();
+  const fresh = () => {
+    const state = createGame(schedule.course);
+    const encoder = new FrameEncoder({ pipeSpacing: schedule.course.pipeSpacing, pipes: schedule.course.pipes, pipeWidth: PIPE_WIDTH, pipesInView: state.pipesInView });
+    applyInputInPlace(state);
+    return { state, encoder };
+  };
+  let { state, encoder } = fresh();
   let bytes = 0;
+  const alloc = new AllocMeter();
+  alloc.start();
   const t0 = performance.now();
   for (let i = 0; i < frames; i++) {
-    if (state.phase !== "playing" || state.tick >= schedule.survivesTicks - 1) {
-      state = createGame(schedule.course);
-      encoder = new FrameEncoder({ pipeSpacing: schedule.course.pipeSpacing, pipes: schedule.course.pipes, pipeWidth: PIPE_WIDTH, pipesInView: state.pipesInView });
-      applyInputInPlace(state);
-    }
+    if (state.phase !== "playing" || state.tick >= schedule.survivesTicks - 1) ({ state, encoder } = fresh());
     if (flaps.has(state.tick + 1)) applyInputInPlace(state);
     tickInPlace(state);
-    const frame = encoder.encode(state, 0);
-    bytes += encodeDelimited(GameStreamMessageSchema, create(GameStreamMessageSchema, { kind: { case: "frame", value: frame } })).byteLength;
+    if (path === "writer") {
+      encoder.writeFrame(state, 0, writer);
+      bytes += writer.copy().byteLength;
+    } else {
+      const frame = encoder.encode(state, 0);
+      bytes += encodeDelimited(GameStreamMessageSchema, create(GameStreamMessageSchema, { kind: { case: "frame", value: frame } })).byteLength;
+    }
   }
   const ns = ((performance.now() - t0) * 1e6) / frames;
+  const allocated = alloc.stop();
   if (bytes === 0) throw new Error("no bytes encoded");
-  return ns;
+  return { nsPerFrame: ns, bytesPerFrame: allocated.bytes / frames };
+}
+
+/** The engine path's ns per frame (see `coreFrameCost`). */
+export function coreFrameCostNs(schedule: FlapSchedule, frames: number): number {
+  return coreFrameCost(schedule, frames).nsPerFrame;
+}
+
+/**
+ * Heap bytes the engine's tick path allocates per frame, with nothing else running: `games` games
+ * on the real handler, TickScheduler and GameTable, driven by a manual clock, on a course no bird
+ * can fail (no inputs needed), into in-memory sessions that only count. Best of `rounds` rounds
+ * of 30 ticks after 60 ticks of warm-up.
+ */
+export async function tickPathAllocation(games = 1000, rounds = 5): Promise<{ bytesPerFrame: number; frames: number }> {
+  const clock = new ManualTickClock();
+  const scheduler = new TickScheduler({ clock });
+  const table = new GameTable({ maxGames: games + 10, maxGamesPerPlayer: games + 10, idleTtlMs: 3600_000, sweepIntervalMs: 0 });
+  const handler = createGameSessionHandler({ games: table, scheduler, music: idleMusic(), score: idleScore(), logger: silentLogger });
+  const course = {
+    pipeSpacing: 191,
+    viewport: { width: 480, height: 640 },
+    pipes: Array.from({ length: 100 }, (_, i) => ({ gapStart: -1e9 - i, gapHeight: 2e9 + i / 3 })),
+  };
+  const principal: Principal = { username: "bench", token: "bench-token", expiresAt: new Date(Date.now() + 3600_000) };
+  const stats: SendStats = { frames: 0, frameBytes: 0, acks: 0, ended: 0, endReasons: {} };
+  const none = new Set<number>();
+  const sessions: MemoryStreamSession[] = [];
+  const flush = () => new Promise((r) => setImmediate(r));
+  for (let i = 0; i < games; i++) {
+    const id = `a${i}`;
+    const game = table.create({ id, owner: { username: principal.username, token: principal.token }, course });
+    const { session, start } = flappingSession(id, principal, none, () => game.state.tick, stats);
+    sessions.push(session);
+    handler(session);
+    start();
+    clock.advance(TICK_MS / games);
+  }
+  await flush();
+  for (let t = 0; t < 60; t++) clock.advance(TICK_MS);
+  let best = Infinity;
+  let frames = 0;
+  for (let r = 0; r < rounds; r++) {
+    const f0 = stats.frames;
+    const meter = new AllocMeter();
+    meter.start();
+    for (let t = 0; t < 30; t++) clock.advance(TICK_MS);
+    const bytes = meter.stop().bytes;
+    const n = stats.frames - f0;
+    frames += n;
+    if (n > 0) best = Math.min(best, bytes / n);
+  }
+  if (stats.ended > 0) throw new Error(`${stats.ended} games ended during the allocation run`);
+  for (const s of sessions) s.leave();
+  scheduler.stop();
+  return { bytesPerFrame: best, frames };
 }
 
 /** Games one core could tick at 30 frames per second if each frame cost `nsPerFrame`. */

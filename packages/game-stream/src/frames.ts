@@ -210,10 +210,11 @@ const PIPE_BOUND = 27;
  * writer serves any number of encoders on a thread. A message stays valid until the next write;
  * `copy()` gives bytes of its own to a transport that queues them.
  *
- * Hand-written rather than `sizeDelimitedEncode(GameStreamMessageSchema, create(…))`: the library
- * path costs 2.2 KiB of garbage and ≈ 2.5 µs per frame (two BinaryWriters, a sorted field list,
- * the message objects), measured with `pnpm --filter @flaplab/bench run alloc-frame`; this one
- * writes ≈ 20 bytes into a buffer it keeps. The tests check it byte for byte against the library.
+ * Hand-written rather than `sizeDelimitedEncode(GameStreamMessageSchema, create(…))`: in bench
+ * section 3's core work (physics tick + frame, tight loop) the library path allocated 2,005 B and
+ * took 6.8 µs per frame against 385 B (224 of them the transport's copy) and 0.45 µs here (two
+ * BinaryWriters, a sorted field list and the message objects per frame); this one writes ≈ 20
+ * bytes into a buffer it keeps. The tests check it byte for byte against the library.
  */
 export class FrameWriter {
   private buf: Uint8Array;
