@@ -21,6 +21,8 @@ import {
 } from "../src/index.js";
 
 const REPO = resolve(import.meta.dirname, "../..");
+// The runtime's outgoing-connection settings (not part of its public exports; loaded by path).
+const RUNTIME_CLIENTS = "../../packages/runtime/src/clients.js";
 const DOMAIN = "flaplab.example.org";
 const STAGES = ["monolith", "microservices", "multiaz", "multiregion"] as const;
 const topologies: Record<string, Topology> = {};
@@ -73,6 +75,12 @@ describe("idle timeouts", () => {
         expect(limits.idleTimeoutMs! - ALB_IDLE_TIMEOUT_S * 1000).toBeGreaterThanOrEqual(5000);
       }
     }
+  });
+
+  it("has the components' own connections to another group end idle before the balancer's idle timeout", async () => {
+    // Cross-region calls hold keep-alive connections to the callee's load balancer: the caller should close an idle one first.
+    const { CLIENT_IDLE_TIMEOUT_MS } = (await import(RUNTIME_CLIENTS)) as { CLIENT_IDLE_TIMEOUT_MS: number };
+    expect(CLIENT_IDLE_TIMEOUT_MS).toBeLessThan(ALB_IDLE_TIMEOUT_S * 1000);
   });
 
   it("sets the variable in every service, not relying on the host's default", () => {
