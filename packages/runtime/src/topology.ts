@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
-import { COMPONENT_NAMES, isComponentName, type ComponentName } from "@flaplab/component";
+import { COMPONENT_NAMES, type ComponentName } from "@flaplab/component";
+import { z } from "zod";
 
 /** How a call between two processes travels. */
 export interface NetworkSettings {
@@ -111,57 +112,43 @@ export function parseTopology(json: unknown, source?: string): Topology {
   const fail = (msg: string): never => {
     throw new TopologyError(`${where}: ${msg}`);
   };
-  const root = asObject(json, "the top level", fail);
-  const name = optString(root, "name", fail) ?? fail(`"name" is required`);
-  const network = parseNetwork(root["network"], DEFAULT_NETWORK, `"network"`, fail);
-  const topInProcess = parseInProcess(root["inProcess"], "direct", `"inProcess"`, fail);
+  const parsed = TopologyFileSchema.safeParse(json);
+  if (!parsed.success) return fail(describeIssue(parsed.error.issues[0]!));
+  const file = parsed.data;
+  const network = networkSettings(file.network, DEFAULT_NETWORK, `"network"`, fail);
+  const topInProcess = file.inProcess ?? "direct";
 
-  const groupsObj = asObject(root["groups"], `"groups"`, fail);
   const seen = new Map<ComponentName, string>();
   const addresses = new Set<string>();
   const groups: GroupSpec[] = [];
-  for (const [groupName, raw] of Object.entries(groupsObj)) {
-    if (!/^[a-z][a-z0-9-]*$/.test(groupName)) fail(`group name "${groupName}" must match [a-z][a-z0-9-]*`);
-    const g = asObject(raw, `group "${groupName}"`, fail);
-    const list = g["components"];
-    if (!Array.isArray(list)) fail(`group "${groupName}": "components" must be an array`);
-    const components: ComponentName[] = [];
-    for (const c of list as unknown[]) {
-      if (!isComponentName(c)) {
-        fail(`group "${groupName}": unknown component ${JSON.stringify(c)} (known: ${COMPONENT_NAMES.join(", ")})`);
-      }
-      const c2 = c as ComponentName;
-      const other = seen.get(c2);
-      if (other) fail(`component "${c2}" is placed in two groups: "${other}" and "${groupName}"`);
-      seen.set(c2, groupName);
-      components.push(c2);
+  for (const [groupName, g] of Object.entries(file.groups)) {
+    for (const c of g.components) {
+      const other = seen.get(c);
+      if (other) fail(`component "${c}" is placed in two groups: "${other}" and "${groupName}"`);
+      seen.set(c, groupName);
     }
-    const address = optString(g, "address", fail) ?? fail(`group "${groupName}": "address" (host:port) is required`);
-    if (!/^[^\s:]+:\d{1,5}$/.test(address) || Number(address.split(":")[1]) > 65535) {
-      fail(`group "${groupName}": address "${address}" must be host:port`);
-    }
+    const address = g.address;
     if (addresses.has(address)) fail(`group "${groupName}": address ${address} is used by another group`);
     addresses.add(address);
-    const [host, port] = [address.slice(0, address.lastIndexOf(":")), Number(address.slice(address.lastIndexOf(":") + 1))];
-    const streamAddress = optString(g, "streamAddress", fail) ?? `${host}:${port === 0 ? 0 : port + 1000}`;
-    if (!/^[^\s:]+:\d{1,5}$/.test(streamAddress) || Number(streamAddress.split(":")[1]) > 65535) {
-      fail(`group "${groupName}": streamAddress "${streamAddress}" must be host:port`);
-    }
+    const host = address.slice(0, address.lastIndexOf(":"));
+    const port = Number(address.slice(address.lastIndexOf(":") + 1));
+    const streamAddress = g.streamAddress ?? `${host}:${port === 0 ? 0 : port + 1000}`;
+    if (!isHostPort(streamAddress)) fail(`group "${groupName}": streamAddress "${streamAddress}" must be host:port`);
     if (addresses.has(streamAddress) && streamAddress !== `${host}:0`) {
       fail(`group "${groupName}": stream address ${streamAddress} is used by another group`);
     }
     addresses.add(streamAddress);
     groups.push({
       name: groupName,
-      components,
-      region: optString(g, "region", fail) ?? "local",
-      zone: optString(g, "zone", fail) ?? "a",
+      components: [...g.components],
+      region: g.region ?? "local",
+      zone: g.zone ?? "a",
       address,
-      publicUrl: optString(g, "publicUrl", fail) ?? `http://${address}`,
-      callUrl: parseCallUrl(optString(g, "callUrl", fail) ?? `http://${address}`, groupName, fail),
+      publicUrl: g.publicUrl ?? `http://${address}`,
+      callUrl: (g.callUrl ?? `http://${address}`).replace(/\/+$/, ""),
       streamAddress,
-      streamPublicUrl: optString(g, "streamPublicUrl", fail) ?? `https://${streamAddress}`,
-      inProcess: parseInProcess(g["inProcess"], topInProcess, `group "${groupName}": "inProcess"`, fail),
+      streamPublicUrl: g.streamPublicUrl ?? `https://${streamAddress}`,
+      inProcess: g.inProcess ?? topInProcess,
     });
   }
   for (const c of COMPONENT_NAMES) {
@@ -169,84 +156,171 @@ export function parseTopology(json: unknown, source?: string): Topology {
   }
 
   const edges = new Map<string, NetworkSettings>();
-  if (root["edges"] !== undefined) {
-    for (const [key, raw] of Object.entries(asObject(root["edges"], `"edges"`, fail))) {
-      const m = /^([a-z]+)->([a-z]+)$/.exec(key);
-      if (!m || !isComponentName(m[1]) || !isComponentName(m[2])) {
-        fail(`edge "${key}" must be "caller->callee" with component names`);
-      }
-      edges.set(key, parseNetwork(raw, network, `edge "${key}"`, fail));
-    }
+  for (const [key, raw] of Object.entries(file.edges ?? {})) {
+    edges.set(key, networkSettings(raw, network, `edge "${key}"`, fail));
   }
-  const browserObj = root["browser"] === undefined ? {} : asObject(root["browser"], `"browser"`, fail);
-  const webObj = root["web"] === undefined ? {} : asObject(root["web"], `"web"`, fail);
-  const webAddress = optString(webObj, "address", fail) ?? "127.0.0.1:5173";
-  if (!/^[^\s:]+:\d{1,5}$/.test(webAddress)) fail(`"web": address "${webAddress}" must be host:port`);
+  const webAddress = file.web?.address ?? "127.0.0.1:5173";
   return {
-    name,
-    description: optString(root, "description", fail) ?? "",
+    name: file.name,
+    description: file.description ?? "",
     groups,
     network,
     edges,
-    browser: {
-      region: optString(browserObj, "region", fail) ?? "local",
-      zone: optString(browserObj, "zone", fail) ?? "a",
-    },
-    web: { address: webAddress, publicUrl: optString(webObj, "publicUrl", fail) ?? `http://${webAddress}/` },
+    browser: { region: file.browser?.region ?? "local", zone: file.browser?.zone ?? "a" },
+    web: { address: webAddress, publicUrl: file.web?.publicUrl ?? `http://${webAddress}/` },
     source,
   };
 }
 
 type Fail = (msg: string) => never;
 
-function asObject(value: unknown, what: string, fail: Fail): Record<string, unknown> {
-  if (typeof value !== "object" || value === null || Array.isArray(value)) fail(`${what} must be an object`);
-  return value as Record<string, unknown>;
-}
-
-function optString(obj: Record<string, unknown>, key: string, fail: Fail): string | undefined {
-  const v = obj[key];
-  if (v === undefined) return undefined;
-  if (typeof v !== "string" || v.length === 0) fail(`"${key}" must be a non-empty string`);
-  return v as string;
-}
-
-function parseCallUrl(url: string, group: string, fail: Fail): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return fail(`group "${group}": callUrl "${url}" is not a URL`);
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") fail(`group "${group}": callUrl must be http or https`);
-  return url.replace(/\/+$/, "");
-}
-
-function parseInProcess(value: unknown, fallback: InProcessMode, what: string, fail: Fail): InProcessMode {
-  if (value === undefined) return fallback;
-  if (value !== "direct" && value !== "serialized") fail(`${what} must be "direct" or "serialized"`);
-  return value as InProcessMode;
-}
-
-function parseNetwork(value: unknown, base: NetworkSettings, what: string, fail: Fail): NetworkSettings {
-  if (value === undefined) return base;
-  const o = asObject(value, what, fail);
-  for (const key of Object.keys(o)) {
-    if (!["protocol", "format", "httpVersion"].includes(key)) fail(`${what}: unknown key "${key}"`);
-  }
-  const protocol = o["protocol"] ?? base.protocol;
-  if (protocol !== "connect" && protocol !== "grpc" && protocol !== "grpc-web") {
-    fail(`${what}: protocol must be "connect", "grpc" or "grpc-web"`);
-  }
-  const format = o["format"] ?? base.format;
-  if (format !== "binary" && format !== "json") fail(`${what}: format must be "binary" or "json"`);
-  const httpVersion = o["httpVersion"] ?? base.httpVersion;
-  if (httpVersion !== "1.1" && httpVersion !== "2") fail(`${what}: httpVersion must be "1.1" or "2"`);
-  if (protocol === "grpc" && httpVersion !== "2") fail(`${what}: gRPC needs httpVersion "2"`);
-  if (protocol === "grpc" && format === "json") fail(`${what}: gRPC is binary only`);
-  return {
-    protocol: protocol as NetworkSettings["protocol"],
-    format: format as NetworkSettings["format"],
-    httpVersion: httpVersion as NetworkSettings["httpVersion"],
+/** Settings of a "network" object over the settings it inherits, with gRPC's constraints. */
+function networkSettings(file: NetworkFile | undefined, base: NetworkSettings, what: string, fail: Fail): NetworkSettings {
+  const settings: NetworkSettings = {
+    protocol: file?.protocol ?? base.protocol,
+    format: file?.format ?? base.format,
+    httpVersion: file?.httpVersion ?? base.httpVersion,
   };
+  if (settings.protocol === "grpc" && settings.httpVersion !== "2") fail(`${what}: gRPC needs httpVersion "2"`);
+  if (settings.protocol === "grpc" && settings.format === "json") fail(`${what}: gRPC is binary only`);
+  return settings;
+}
+
+function isHostPort(value: string): boolean {
+  return /^[^\s:]+:\d{1,5}$/.test(value) && Number(value.slice(value.lastIndexOf(":") + 1)) <= 65535;
+}
+
+/** A message for a schema issue: where it is (group, edge, section) and what is wrong. */
+function describeIssue(issue: z.core.$ZodIssue): string {
+  // A bad key of "groups" or "edges": the key's own message names it.
+  if (issue.code === "invalid_key") return issue.issues[0]?.message ?? issue.message;
+  const [section, key] = issue.path;
+  const join = (where: string) => (issue.message.startsWith("must be") ? `${where} ${issue.message}` : `${where}: ${issue.message}`);
+  if (section === "groups" && key !== undefined) return join(`group "${String(key)}"`);
+  if (section === "edges" && key !== undefined) return join(`edge "${String(key)}"`);
+  if ((section === "web" || section === "browser") && key !== undefined) return join(`"${section}"`);
+  return issue.message;
+}
+
+// ---- The topology file's schema. topologies/topology.schema.json is generated from it
+// (`pnpm --filter @flaplab/runtime topology-schema`); a test keeps the two in step.
+
+/** A non-empty string; `name` is the key it stands under, for messages. */
+const text = (name: string, required = false) =>
+  z
+    .string({
+      error: (iss) => (iss.input === undefined && required ? `"${name}" is required` : `"${name}" must be a non-empty string`),
+    })
+    .min(1, { error: `"${name}" must be a non-empty string` });
+
+const hostPort = (name: string, required: boolean) =>
+  z
+    .string({
+      error: (iss) =>
+        iss.input === undefined && required ? `"${name}" (host:port) is required` : `"${name}" must be a host:port string`,
+    })
+    .refine(isHostPort, { error: (iss) => `${name} "${String(iss.input)}" must be host:port` })
+    .meta({ description: "host:port", pattern: "^[^\\s:]+:\\d{1,5}$" });
+
+const pre = (what: string | undefined) => (what === undefined ? "" : `${what}: `);
+
+const section = (what: string) => ({ error: `${what} must be an object` });
+
+const inProcessSchema = (what: string) =>
+  z
+    .enum(["direct", "serialized"], { error: `${what} must be "direct" or "serialized"` })
+    .meta({ description: "How calls between components of one process travel: direct function calls or serialized messages." });
+
+/** `what` prefixes the messages ("network"); an edge's are prefixed where the issue is described. */
+const NetworkSchema = (what?: string) =>
+  z
+    .strictObject(
+      {
+        protocol: z.enum(["connect", "grpc", "grpc-web"], { error: `${pre(what)}protocol must be "connect", "grpc" or "grpc-web"` }).optional(),
+        format: z.enum(["binary", "json"], { error: `${pre(what)}format must be "binary" or "json"` }).optional(),
+        httpVersion: z
+          .enum(["1.1", "2"], { error: `${pre(what)}httpVersion must be "1.1" or "2"` })
+          .optional()
+          .meta({ description: '"2" is HTTP/2 without TLS (h2c); gRPC needs it.' }),
+      },
+      {
+        error: (iss) =>
+          iss.code === "unrecognized_keys" ? `${pre(what)}unknown key "${iss.keys[0]}"` : `${what ?? ""} must be an object`.trimStart(),
+      },
+    )
+    .meta({ description: "How a call between two processes travels." });
+type NetworkFile = z.infer<ReturnType<typeof NetworkSchema>>;
+
+const GroupSchema = z
+  .object(
+    {
+      components: z
+        .array(
+          z.enum(COMPONENT_NAMES, {
+            error: (iss) => `unknown component ${JSON.stringify(iss.input)} (known: ${COMPONENT_NAMES.join(", ")})`,
+          }),
+          { error: `"components" must be an array` },
+        )
+        .meta({ description: "The components this group's process runs." }),
+      address: hostPort("address", true).meta({ description: "host:port the group's server listens on." }),
+      region: text("region").optional(),
+      zone: text("zone").optional(),
+      publicUrl: text("publicUrl").optional().meta({ description: "Base URL browsers use for this group (default http://address)." }),
+      callUrl: text("callUrl")
+        .refine((url) => URL.canParse(url) && /^https?:$/.test(new URL(url).protocol), {
+          error: (iss) => (URL.canParse(String(iss.input)) ? "callUrl must be http or https" : `callUrl "${String(iss.input)}" is not a URL`),
+        })
+        .optional()
+        .meta({ description: "Base URL other groups call this group at (default http://address)." }),
+      streamAddress: hostPort("streamAddress", false)
+        .optional()
+        .meta({ description: "host:port of the group's stream server (default: the address's port + 1000)." }),
+      streamPublicUrl: text("streamPublicUrl").optional().meta({ description: "Base URL browsers open streams at." }),
+      inProcess: inProcessSchema(`"inProcess"`).optional(),
+    },
+    { error: "must be an object" },
+  );
+
+export const TopologyFileSchema = z
+  .object(
+    {
+      $schema: z.string().optional(),
+      name: text("name", true),
+      description: text("description").optional(),
+      inProcess: inProcessSchema(`"inProcess"`).optional(),
+      network: NetworkSchema(`"network"`).optional(),
+      groups: z.record(
+        z.string().regex(/^[a-z][a-z0-9-]*$/, { error: (iss) => `group name "${String(iss.input)}" must match [a-z][a-z0-9-]*` }),
+        GroupSchema,
+        section(`"groups"`),
+      ),
+      edges: z
+        .record(
+          z
+            .string()
+            .regex(new RegExp(`^(${COMPONENT_NAMES.join("|")})->(${COMPONENT_NAMES.join("|")})$`), {
+              error: (iss) => `edge "${String(iss.input)}" must be "caller->callee" with component names`,
+            }),
+          NetworkSchema(),
+          section(`"edges"`),
+        )
+        .optional()
+        .meta({ description: 'Per-edge network overrides, keyed "caller->callee" by component name.' }),
+      browser: z
+        .object({ region: text("region").optional(), zone: text("zone").optional() }, section(`"browser"`))
+        .optional()
+        .meta({ description: "Where the browser sits, for latency emulation." }),
+      web: z
+        .object({ address: hostPort("address", false).optional(), publicUrl: text("publicUrl").optional() }, section(`"web"`))
+        .optional()
+        .meta({ description: "Where the web client is served in development (default 127.0.0.1:5173)." }),
+    },
+    section("the top level"),
+  )
+  .meta({ title: "FlapLab topology", description: "Which components run in which process, where, and how they call each other." });
+
+/** The JSON Schema of topology files, as the text of topologies/topology.schema.json. */
+export function topologySchemaText(): string {
+  const schema = z.toJSONSchema(TopologyFileSchema, { io: "input", target: "draft-2020-12" });
+  return `${JSON.stringify(schema, null, 2)}\n`;
 }

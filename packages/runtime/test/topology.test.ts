@@ -1,8 +1,9 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { findGroup, groupOf, loadTopology, networkFor, parseTopology, TopologyError } from "../src/index.js";
+import { topologySchemaText } from "../src/topology.js";
 
 const repoTopologies = resolve(import.meta.dirname, "../../../topologies");
 const all = ["auth", "worldgen", "engine", "initiator", "music", "score"];
@@ -49,6 +50,13 @@ describe("topology files", () => {
     [{ groups: { one: { components: all, address: "h:1" } }, network: { protocl: "grpc" } }, /unknown key "protocl"/],
     [{ groups: { one: { components: all, address: "h:1" } }, edges: { "a->b": {} } }, /caller->callee/],
     [{ groups: { one: { components: all, address: "h:1" } }, inProcess: "teleport" }, /"direct" or "serialized"/],
+    [{ groups: { One: { components: all, address: "h:1" } } }, /group name "One" must match/],
+    [{ groups: { one: { components: all, address: "h:1", region: "" } } }, /group "one": "region" must be a non-empty string/],
+    [{ groups: { one: { components: all, address: "h:1", callUrl: "nope" } } }, /group "one": callUrl "nope" is not a URL/],
+    [{ groups: { one: { components: all, address: "h:1" } }, edges: { "engine->music": { zz: 1 } } }, /edge "engine->music": unknown key "zz"/],
+    [{ groups: { one: { components: all, address: "h:1" } }, edges: { "engine->music": { protocol: "grpc", httpVersion: "2", format: "json" } } }, /edge "engine->music": gRPC is binary only/],
+    [{ groups: { one: { components: all, address: "h:1" } }, web: { address: "nowhere" } }, /"web": address "nowhere" must be host:port/],
+    [{ groups: [] }, /"groups" must be an object/],
   ])("rejects a bad topology with a clear message (%#)", (extra, message) => {
     expect(() => parseTopology({ name: "bad", ...extra }, "bad.json")).toThrow(message);
     expect(() => parseTopology({ name: "bad", ...extra }, "bad.json")).toThrow(TopologyError);
@@ -95,5 +103,25 @@ describe("call URLs", () => {
     const t = parseTopology(minimal({ groups: { one: { components: all, address: "h:1", callUrl: "https://one.example.net/" } } }));
     expect(t.groups[0]!.callUrl).toBe("https://one.example.net");
     expect(() => parseTopology(minimal({ groups: { one: { components: all, address: "h:1", callUrl: "ftp://x" } } }))).toThrow(/http or https/);
+  });
+});
+
+describe("topology JSON Schema", () => {
+  it("topologies/topology.schema.json is the one generated from the schema (pnpm --filter @flaplab/runtime topology-schema)", async () => {
+    expect(await readFile(join(repoTopologies, "topology.schema.json"), "utf8")).toBe(topologySchemaText());
+  });
+
+  it("is referenced by every topology file, and requires what the parser requires", async () => {
+    for (const name of ["monolith", "microservices", "multiaz", "multiregion"]) {
+      const json = JSON.parse(await readFile(join(repoTopologies, `${name}.json`), "utf8")) as Record<string, unknown>;
+      expect(json["$schema"]).toBe("./topology.schema.json");
+      expect((await loadTopology(name, repoTopologies)).name).toBe(name);
+    }
+    const schema = JSON.parse(topologySchemaText()) as {
+      required: string[];
+      properties: { groups: { additionalProperties: { required: string[] } } };
+    };
+    expect(schema.required).toEqual(["name", "groups"]);
+    expect(schema.properties.groups.additionalProperties.required).toEqual(["components", "address"]);
   });
 });
