@@ -1,5 +1,6 @@
 // Child process for section 3a: engine capacity with in-memory sessions.
 import { findFlapSchedule } from "./autopilot.js";
+import { runShardedStep } from "./engine-shards.js";
 import { serveRequests } from "./child.js";
 import { coreFrameCost, runEngineStep, tickPathAllocation, timerFloor, type StepPlan } from "./engine-harness.js";
 
@@ -7,6 +8,7 @@ export type EngineChildRequest =
   | { type: "core"; frames: number }
   | { type: "floor"; measureMs: number }
   | { type: "tickpath" }
+  | ({ type: "sharded"; shards: number } & StepPlan)
   | ({ type: "step" } & StepPlan);
 
 const schedule = findFlapSchedule();
@@ -25,6 +27,7 @@ serveRequests(async (req: EngineChildRequest) => {
   }
   (globalThis as { gc?: () => void }).gc?.();
   if (req.type === "tickpath") return tickPathAllocation();
+  if (req.type === "sharded") return runShardedStep(req, req.shards);
   if (req.type === "floor") return timerFloor(req.measureMs);
   return runEngineStep(schedule, req);
 });
