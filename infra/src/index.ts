@@ -14,6 +14,7 @@ export {
   PlanError,
   SERVER_IDLE_TIMEOUT_MS,
   SINGLE_COPY_COMPONENTS,
+  STREAM_IDLE_TIMEOUT_MS,
   STREAM_PORT,
   cloudRegion,
   cloudTopology,

@@ -16,10 +16,17 @@ export const DATA_DIR = "/var/lib/flaplab";
 export const CLOUD_MAP_NAMESPACE = "sst";
 
 /**
+ * Idle timeout of a stream session on the stream server (FLAPLAB_STREAM_IDLE_TIMEOUT_MS, ms): a
+ * session with no bytes either way this long is closed by the server, with a close code and a
+ * reason the page can show. Shorter than the load balancer's idle timeout, so a quiet stream ends
+ * that way rather than being cut by the balancer.
+ */
+export const STREAM_IDLE_TIMEOUT_MS = 60_000;
+/**
  * Idle timeout of every load balancer (seconds): a connection with no bytes either way for this
- * long is closed. It applies to the WebSocket streams too, which carry nothing while a player
- * does nothing; the engine keeps an untouched game 600 s (packages/engine, idleTtlMs) before
- * sweeping it, so the balancer never cuts a stream whose game still exists.
+ * long is closed. Well above the stream server's own idle timeout (the WebSocket streams pass the
+ * same balancer), and up to the engine's lifetime of an untouched game (600 s, idleTtlMs), so the
+ * stream idle timeout can be raised that far without the balancer cutting streams first.
  */
 export const ALB_IDLE_TIMEOUT_S = 600;
 /**
@@ -46,6 +53,7 @@ export const ENV = {
   region: "FLAPLAB_REGION",
   zone: "FLAPLAB_ZONE",
   idleTimeout: "FLAPLAB_IDLE_TIMEOUT_MS",
+  streamIdleTimeout: "FLAPLAB_STREAM_IDLE_TIMEOUT_MS",
   jwtPublicKey: "FLAPLAB_JWT_PUBLIC_KEY",
   jwtPrivateKey: "FLAPLAB_JWT_PRIVATE_KEY",
   servicePrivateKey: "FLAPLAB_SERVICE_PRIVATE_KEY",
@@ -515,6 +523,8 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
       [ENV.region]: p.region,
       [ENV.zone]: `${p.region}${p.zone}`,
       [ENV.idleTimeout]: String(SERVER_IDLE_TIMEOUT_MS),
+      // Only groups with a stream server (engine or music) read it.
+      ...(streamUrl === undefined ? {} : { [ENV.streamIdleTimeout]: String(STREAM_IDLE_TIMEOUT_MS) }),
     };
     const deployEnvironment: Record<string, DeployValue> = {
       [ENV.jwtPublicKey]: { from: "secret", name: "JwtPublicKey", sensitive: false },

@@ -6,6 +6,7 @@ import { COMPONENT_NAMES } from "@flaplab/component";
 import { CALLER_HEADER as RUNTIME_CALLER_HEADER, loadTopology, type Topology } from "@flaplab/runtime";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_HOST_LIMITS, hostLimitsFromEnv } from "../../packages/host/src/config.js";
+import { streamLimitsFromEnv } from "../../packages/streams/src/limits.js";
 import {
   ALB_IDLE_TIMEOUT_S,
   CALLER_HEADER,
@@ -16,6 +17,7 @@ import {
   logGroupPrefix,
   planDeployment,
   SERVER_IDLE_TIMEOUT_MS,
+  STREAM_IDLE_TIMEOUT_MS,
   stageTopology,
   type DeploymentPlan,
 } from "../src/index.js";
@@ -89,7 +91,19 @@ describe("idle timeouts", () => {
     expect(SERVER_IDLE_TIMEOUT_MS).not.toBe(DEFAULT_HOST_LIMITS.idleTimeoutMs);
   });
 
-  it("keeps a quiet stream as long as the engine keeps an untouched game", async () => {
+  it("has the stream server close a quiet stream itself, before the balancer would cut it", () => {
+    for (const stage of STAGES) {
+      for (const s of plan(stage).services) {
+        // Parsed by the stream server's own reader.
+        const limits = streamLimitsFromEnv(s.environment);
+        const streams = s.components.includes("engine") || s.components.includes("music");
+        expect(limits.idleTimeoutMs, `${stage}/${s.group}`).toBe(streams ? STREAM_IDLE_TIMEOUT_MS : undefined);
+      }
+    }
+    expect(STREAM_IDLE_TIMEOUT_MS).toBeLessThanOrEqual(ALB_IDLE_TIMEOUT_S * 1000 - 5000);
+  });
+
+  it("leaves room to raise the stream idle timeout up to the engine's lifetime of an untouched game", async () => {
     const source = await readFile(resolve(REPO, "packages/engine/src/games.ts"), "utf8");
     const ttl = /this\.idleTtlMs = options\.idleTtlMs \?\? ([\d_]+);/.exec(source);
     expect(ttl, "the engine's default idleTtlMs").not.toBeNull();
