@@ -302,7 +302,8 @@ class GameStream {
    * so it gets a copy of its own: the one allocation of a frame (its bytes, ≈ 20).
    */
   private sendWritten(what: "frame" | "ack"): void {
-    this.count(what, this.session.send(this.config.writer.copy()) ? this.config.writer.length : -1);
+    const bytes = this.config.writer.copy();
+    this.count(what, this.session.send(bytes) ? bytes.length : -1);
   }
 
   /** Counts a tick frame or an ack of `bytes` that the session took (-1: it did not). */
