@@ -17,6 +17,21 @@ function countingClock(start = 1000) {
 }
 
 describe("TickScheduler", () => {
+  it("hands every run of every task the same TickInfo object, updated (nothing allocated per tick)", () => {
+    const clock = new ManualTickClock(0);
+    const scheduler = new TickScheduler({ clock });
+    const seen = new Set<TickInfo>();
+    const ks: number[] = [];
+    scheduler.schedule((info) => {
+      seen.add(info);
+      ks.push(info.k);
+    });
+    scheduler.schedule((info) => void seen.add(info), 10);
+    clock.advance(33 * 5 + 10);
+    expect(seen.size).toBe(1);
+    expect(ks).toEqual([1, 2, 3, 4, 5]);
+  });
+
   it("runs a task at start + k·33 ms, without drift", () => {
     const clock = new ManualTickClock(1000);
     const scheduler = new TickScheduler({ clock });
