@@ -30,6 +30,7 @@ import { currentCall, isComponentName, type CallContext, type ComponentDefinitio
 import { parseBearer, type ServiceSigner } from "@flaplab/identity";
 import type { CallLog, CallMode } from "./call-log.js";
 import { connectH1Call } from "./connect-h1.js";
+import { grpcH2Call } from "./grpc-h2.js";
 import { CALLER_HEADER, DirectContext } from "./direct-context.js";
 import { codeName, gameIdOf } from "./guard.js";
 import type { GroupSpec, NetworkSettings } from "./topology.js";
@@ -302,6 +303,28 @@ export function networkTransport(
         const headers = new Headers(header);
         return observe(site, method.name, headers, message, () =>
           connectH1Call(h1, method, message, headers, signal, timeoutMs ?? site.defaultTimeoutMs),
+        );
+      },
+      stream() {
+        return Promise.reject(new ConnectError("streaming calls are not served by the runtime", Code.Unimplemented));
+      },
+    };
+  }
+  if (net.protocol === "grpc" && net.format === "binary") {
+    // gRPC over HTTP/2 on the group's session, one HEADERS and one DATA frame per call (grpc-h2.ts).
+    const h2 = { baseUrl, sessions: conn.h2, readMaxBytes };
+    return {
+      unary<I extends DescMessage, O extends DescMessage>(
+        method: DescMethodUnary<I, O>,
+        signal: AbortSignal | undefined,
+        timeoutMs: number | undefined,
+        header: ConstructorParameters<typeof Headers>[0],
+        input: MessageInitShape<I>,
+      ): Promise<UnaryResponse<I, O>> {
+        const message = create(method.input, input);
+        const headers = new Headers(header);
+        return observe(site, method.name, headers, message, () =>
+          grpcH2Call(h2, method, message, headers, signal, timeoutMs ?? site.defaultTimeoutMs),
         );
       },
       stream() {

@@ -1,0 +1,183 @@
+import { constants, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http2";
+import { create, fromBinary, toBinary, type DescMessage, type DescMethodUnary, type DescService, type MessageShape } from "@bufbuild/protobuf";
+import { Code, ConnectError, type UnaryResponse } from "@connectrpc/connect";
+import { codeFromHttpStatus, findTrailerError } from "@connectrpc/connect/protocol-grpc";
+import type { Http2SessionManager } from "@connectrpc/connect-node";
+
+class GrpcResponse<I extends DescMessage, O extends DescMessage> implements UnaryResponse<I, O> {
+  readonly stream = false as const;
+  readonly service: DescService;
+  constructor(
+    readonly method: DescMethodUnary<I, O>,
+    readonly message: MessageShape<O>,
+    readonly header: Headers,
+    readonly trailer: Headers,
+  ) {
+    this.service = method.parent;
+  }
+}
+
+export interface GrpcH2Options {
+  /** The callee group's call URL (http:// for h2c, https:// for h2 over TLS). */
+  readonly baseUrl: string;
+  /** The group's HTTP/2 session (Connect-ES's manager: connects, pings, reconnects, closes when idle). */
+  readonly sessions: Http2SessionManager;
+  readonly readMaxBytes: number;
+}
+
+/**
+ * One gRPC unary call (binary) over HTTP/2, written as Connect-ES's gRPC transport writes it, on
+ * the same session manager, but without its per-call linked AbortControllers, deadline signal,
+ * async-iterable pipeline and header copies: one HEADERS frame and one DATA frame with the message
+ * envelope out; the answer's message and `grpc-status` (headers or trailers) read as Connect-ES
+ * reads them (`findTrailerError`: message, code, details, metadata).
+ */
+export async function grpcH2Call<I extends DescMessage, O extends DescMessage>(
+  opts: GrpcH2Options,
+  method: DescMethodUnary<I, O>,
+  message: MessageShape<I>,
+  header: Headers,
+  signal: AbortSignal | undefined,
+  timeoutMs: number | undefined,
+): Promise<UnaryResponse<I, O>> {
+  const bytes = toBinary(method.input, message);
+  const body = Buffer.allocUnsafe(5 + bytes.byteLength);
+  body[0] = 0;
+  body.writeUInt32BE(bytes.byteLength, 1);
+  body.set(bytes, 5);
+  const headers: OutgoingHttpHeaders = { "content-type": "application/grpc+proto", te: "trailers" };
+  if (timeoutMs !== undefined) headers["grpc-timeout"] = `${Math.max(1, Math.ceil(timeoutMs))}m`;
+  header.forEach((value, key) => {
+    headers[key] = value;
+  });
+  const prefix = new URL(opts.baseUrl).pathname.replace(/\/$/, "");
+  if (signal?.aborted) throw ConnectError.from(signal.reason, Code.Canceled);
+  let stream: Awaited<ReturnType<Http2SessionManager["request"]>>;
+  try {
+    stream = await opts.sessions.request("POST", `${prefix}/${method.parent.typeName}/${method.name}`, headers, {});
+  } catch (err) {
+    throw fromStreamError(err);
+  }
+  return new Promise<UnaryResponse<I, O>>((resolve, reject) => {
+    let settled = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let responseHeaders: IncomingHttpHeaders | undefined;
+    let trailers: IncomingHttpHeaders | undefined;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onAbort = (): void => fail(ConnectError.from(signal?.reason, Code.Canceled), constants.NGHTTP2_CANCEL);
+    const finish = (): void => {
+      settled = true;
+      if (timer !== undefined) clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    };
+    const fail = (err: ConnectError, rstCode = constants.NGHTTP2_CANCEL): void => {
+      if (settled) return;
+      finish();
+      if (!stream.closed) stream.close(rstCode);
+      reject(err);
+    };
+    stream.on("response", (h) => (responseHeaders = h));
+    stream.on("trailers", (t) => (trailers = t));
+    stream.on("data", (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > opts.readMaxBytes + 5) {
+        fail(new ConnectError(`message size is larger than configured readMaxBytes ${opts.readMaxBytes}`, Code.ResourceExhausted));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    stream.on("error", (err) => fail(fromStreamError(err)));
+    stream.on("close", () => {
+      if (settled) return;
+      finish();
+      try {
+        resolve(readAnswer(method, stream.rstCode, responseHeaders, trailers, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+      } catch (err) {
+        reject(ConnectError.from(err));
+      }
+    });
+    if (timeoutMs !== undefined) {
+      timer = setTimeout(() => fail(new ConnectError("the operation timed out", Code.DeadlineExceeded)), timeoutMs);
+    }
+    if (signal !== undefined) {
+      if (signal.aborted) {
+        onAbort();
+        return;
+      }
+      signal.addEventListener("abort", onAbort);
+    }
+    stream.end(body);
+  });
+}
+
+function toHeaders(h: IncomingHttpHeaders | undefined): Headers {
+  const out = new Headers();
+  if (h === undefined) return out;
+  for (const [key, value] of Object.entries(h)) {
+    if (key.startsWith(":") || value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) out.append(key, v);
+    else out.set(key, String(value));
+  }
+  return out;
+}
+
+function readAnswer<I extends DescMessage, O extends DescMessage>(
+  method: DescMethodUnary<I, O>,
+  rstCode: number | undefined,
+  responseHeaders: IncomingHttpHeaders | undefined,
+  trailerHeaders: IncomingHttpHeaders | undefined,
+  bytes: Buffer,
+): UnaryResponse<I, O> {
+  if (responseHeaders === undefined) {
+    throw resetError(rstCode) ?? new ConnectError("the stream closed without a response", Code.Unavailable);
+  }
+  const header = toHeaders(responseHeaders);
+  const trailer = toHeaders(trailerHeaders);
+  const status = Number(responseHeaders[":status"] ?? 0);
+  if (status !== 200) {
+    throw new ConnectError(`HTTP ${status}`, codeFromHttpStatus(status), header);
+  }
+  // Trailers-only: the status is in the headers.
+  const error = findTrailerError(trailerHeaders === undefined ? header : trailer);
+  if (error !== undefined) {
+    header.forEach((value, key) => error.metadata.append(key, value));
+    throw error;
+  }
+  if (trailerHeaders === undefined) {
+    throw resetError(rstCode) ?? new ConnectError("protocol error: missing trailer", Code.Internal);
+  }
+  if (bytes.byteLength < 5 || bytes[0] !== 0 || bytes.readUInt32BE(1) !== bytes.byteLength - 5) {
+    throw new ConnectError(
+      bytes.byteLength === 0 ? "protocol error: missing output message for unary method" : "protocol error: expected one uncompressed message",
+      bytes.byteLength === 0 ? Code.Unimplemented : Code.Internal,
+    );
+  }
+  let message: MessageShape<O>;
+  try {
+    message = fromBinary(method.output, bytes.subarray(5));
+  } catch (e) {
+    throw new ConnectError(`parse binary: ${e instanceof Error ? e.message : String(e)}`, Code.Internal);
+  }
+  return new GrpcResponse(method, create(method.output, message), header, trailer);
+}
+
+/** The error of an HTTP/2 stream reset, as Connect-ES maps the codes. */
+function resetError(rstCode: number | undefined): ConnectError | undefined {
+  if (rstCode === undefined || rstCode === constants.NGHTTP2_NO_ERROR) return undefined;
+  const text = `http/2 stream closed with error code ${rstCode}`;
+  if (rstCode === constants.NGHTTP2_REFUSED_STREAM) return new ConnectError(text, Code.Unavailable);
+  if (rstCode === constants.NGHTTP2_CANCEL) return new ConnectError(text, Code.Canceled);
+  if (rstCode === constants.NGHTTP2_ENHANCE_YOUR_CALM) return new ConnectError(text, Code.ResourceExhausted);
+  return new ConnectError(text, Code.Internal);
+}
+
+function fromStreamError(err: unknown): ConnectError {
+  const code = (err as { code?: unknown }).code;
+  let c = Code.Internal;
+  if (code === "ECONNRESET" || code === "ERR_STREAM_DESTROYED" || code === "ERR_HTTP2_INVALID_STREAM") c = Code.Aborted;
+  else if (code === "ETIMEDOUT" || code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "ECONNREFUSED") c = Code.Unavailable;
+  const ce = ConnectError.from(err, c);
+  if (ce !== err) ce.cause = err;
+  return ce;
+}

@@ -1,0 +1,147 @@
+import { generateKeyPairSync } from "node:crypto";
+import { createServer as createH1Server } from "node:http";
+import { createServer, type Http2Server } from "node:http2";
+import type { AddressInfo } from "node:net";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { defineComponent } from "@flaplab/component";
+import { WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
+import { createServiceSigner, createVerifier } from "@flaplab/identity";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRuntime, parseTopology, type CallRecord, type Runtime } from "../src/index.js";
+
+// The runtime's own gRPC client over h2c against Connect-ES's Node server (connectNodeAdapter on
+// Node's http2 server).
+const worldgen = defineComponent({ name: "worldgen", service: WorldGenService, internalMethods: ["GenerateWorld"] });
+const all = ["auth", "worldgen", "engine", "initiator", "music", "score"];
+const keys = generateKeyPairSync("ed25519");
+const serviceSigner = createServiceSigner({ privateKey: keys.privateKey });
+const verifier = createVerifier({ publicKey: generateKeyPairSync("ed25519").publicKey, serviceKey: keys.publicKey });
+
+let server: Http2Server;
+let port: number;
+let serving: Runtime;
+const seen: { timeout: string | null; caller: string | null; contentType: string | null }[] = [];
+
+/** The error a call failed with; a call that succeeds fails the test. */
+async function failure(call: Promise<unknown>): Promise<ConnectError> {
+  try {
+    await call;
+  } catch (e) {
+    return ConnectError.from(e);
+  }
+  throw new Error("the call succeeded");
+}
+
+function topology(format: string, at = port) {
+  return parseTopology({
+    name: "h2",
+    network: { protocol: "grpc", format, httpVersion: "2" },
+    groups: {
+      remote: { components: ["worldgen"], address: `127.0.0.1:${at}` },
+      local: { components: all.filter((c) => c !== "worldgen"), address: "127.0.0.1:1" },
+    },
+  });
+}
+
+beforeAll(async () => {
+  server = createServer();
+  server.on("session", (s) => sessions.add(s));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  port = (server.address() as AddressInfo).port;
+  serving = createRuntime({ topology: topology("binary"), group: "remote", verifier });
+  serving.mount(worldgen, {
+    async generateWorld(req, ctx) {
+      seen.push({
+        timeout: ctx.requestHeader.get("grpc-timeout"),
+        caller: ctx.requestHeader.get("x-flaplab-caller"),
+        contentType: ctx.requestHeader.get("content-type"),
+      });
+      if (req.gameId === "fail") {
+        throw new ConnectError("no world for you", Code.FailedPrecondition, { "retry-after": "7" });
+      }
+      if (req.gameId === "slow") await new Promise((r) => setTimeout(r, 400));
+      ctx.responseHeader.set("x-served", "yes");
+      ctx.responseTrailer.set("x-count", "1");
+      return { world: { seed: req.seed ?? 0n, pipeSpacing: 150 } };
+    },
+  });
+  server.on(
+    "request",
+    connectNodeAdapter({
+      routes: (router) => {
+        for (const m of serving.mounted) router.service(m.definition.service, m.impl);
+      },
+    }),
+  );
+});
+
+const sessions = new Set<import("node:http2").ServerHttp2Session>();
+afterAll(async () => {
+  serving?.close();
+  for (const s of sessions) s.destroy();
+  await new Promise((resolve) => server?.close(resolve));
+});
+
+for (const format of ["binary"] as const) {
+  describe(`gRPC ${format} over h2c`, () => {
+    it("calls with the component credential, the caller and the deadline; returns the message, headers and trailers", async () => {
+      const records: CallRecord[] = [];
+      const runtime = createRuntime({ topology: topology(format), group: "local", verifier, serviceSigner, callLog: (r) => records.push(r) });
+      const client = runtime.client(worldgen, "initiator");
+      let header: Headers | undefined;
+      let trailer: Headers | undefined;
+      const res = await client.generateWorld({ seed: 42n, gameId: "g-1" }, { onHeader: (h) => (header = h), onTrailer: (t) => (trailer = t) });
+      runtime.close();
+      expect(res.world?.seed).toBe(42n);
+      expect(res.world?.pipeSpacing).toBe(150);
+      expect(header?.get("x-served")).toBe("yes");
+      expect(trailer?.get("x-count")).toBe("1");
+      const last = seen[seen.length - 1]!;
+      expect(last.caller).toBe("initiator.-");
+      expect(last.timeout).toBe("10000m");
+      expect(last.contentType).toBe("application/grpc+proto");
+      expect(records).toHaveLength(1);
+      expect(records[0]).toMatchObject({ src: "initiator", dst: "worldgen", dstVerb: "GenerateWorld", gameId: "g-1", mode: "networked", code: "ok", httpVersion: "2" });
+    });
+
+    it("reads an error's code, message and metadata", async () => {
+      const runtime = createRuntime({ topology: topology(format), group: "local", verifier, serviceSigner });
+      const err = await failure(runtime.client(worldgen, "initiator").generateWorld({ gameId: "fail" }));
+      runtime.close();
+      expect(err.code).toBe(Code.FailedPrecondition);
+      expect(err.rawMessage).toBe("no world for you");
+      expect(err.metadata.get("retry-after")).toBe("7");
+    });
+
+    it("ends a call at its deadline with deadline_exceeded, and one the caller aborts with canceled", async () => {
+      const records: CallRecord[] = [];
+      const runtime = createRuntime({ topology: topology(format), group: "local", verifier, serviceSigner, callLog: (r) => records.push(r) });
+      const client = runtime.client(worldgen, "initiator");
+      const started = Date.now();
+      const late = await failure(client.generateWorld({ gameId: "slow" }, { timeoutMs: 100 }));
+      expect(late.code).toBe(Code.DeadlineExceeded);
+      expect(Date.now() - started).toBeLessThan(350);
+      const abort = new AbortController();
+      setTimeout(() => abort.abort(), 50);
+      const canceled = await failure(client.generateWorld({ gameId: "slow" }, { signal: abort.signal }));
+      expect(canceled.code).toBe(Code.Canceled);
+      // The connection is still good for the next call.
+      expect((await client.generateWorld({ seed: 3n })).world?.seed).toBe(3n);
+      runtime.close();
+      expect(records.map((r) => r.code)).toEqual(["deadline_exceeded", "canceled", "ok"]);
+    });
+  });
+}
+
+it("reports a group nobody listens on as unavailable", async () => {
+  const closed = createH1Server();
+  await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+  const free = (closed.address() as AddressInfo).port;
+  await new Promise((resolve) => closed.close(resolve));
+  const runtime = createRuntime({ topology: topology("binary", free), group: "local", verifier, serviceSigner });
+  const err = await failure(runtime.client(worldgen, "initiator").generateWorld({}));
+  runtime.close();
+  expect(err.code).toBe(Code.Unavailable);
+  expect(err.message).toMatch(/ECONNREFUSED/);
+});
