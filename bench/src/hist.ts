@@ -1,4 +1,4 @@
-import * as hdr from "hdr-histogram-js";
+import { ExactHistogram } from "@flaplab/report-kit/histogram";
 
 /** Percentiles of one histogram, in the unit it was recorded in. */
 export interface Percentiles {
@@ -15,51 +15,28 @@ export interface Percentiles {
  * with the exact count, sum and max beside it.
  */
 export class Hist {
-  private readonly h: hdr.Histogram = hdr.build({
-    bitBucketSize: 64,
-    autoResize: true,
-    lowestDiscernibleValue: 1,
-    numberOfSignificantValueDigits: 3,
-    useWebAssembly: false,
-  });
-  private n = 0;
-  private sum = 0;
-  private top = 0;
+  private readonly h = new ExactHistogram();
 
   /** Records `value` (rounded; negative and non-finite values count as 0). */
   record(value: number): void {
-    const v = Number.isFinite(value) && value > 0 ? Math.round(value) : 0;
-    this.h.recordValue(v);
-    this.n++;
-    this.sum += v;
-    if (v > this.top) this.top = v;
+    this.h.record(value);
   }
 
   get samples(): number {
-    return this.n;
+    return this.h.samples;
   }
 
   /** The value at percentile `p` (0–100), or null without samples. */
   at(p: number): number | null {
-    return this.n === 0 ? null : Math.min(this.h.getValueAtPercentile(p), this.top);
+    return this.h.percentile(p);
   }
 
   summary(): Percentiles {
-    return {
-      samples: this.n,
-      p50: this.at(50),
-      p99: this.at(99),
-      p999: this.at(99.9),
-      max: this.n === 0 ? null : this.top,
-      mean: this.n === 0 ? null : this.sum / this.n,
-    };
+    return { samples: this.h.samples, p50: this.at(50), p99: this.at(99), p999: this.at(99.9), max: this.h.max, mean: this.h.mean };
   }
 
   reset(): void {
     this.h.reset();
-    this.n = 0;
-    this.sum = 0;
-    this.top = 0;
   }
 }
 

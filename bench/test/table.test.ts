@@ -1,35 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { count, ratio, renderTable, sig } from "../src/table.js";
-
-describe("renderTable", () => {
-  it("renders padded Markdown with the first column left-aligned and the others right-aligned", () => {
-    const md = renderTable({ headers: ["Mode", "p50 µs"], rows: [["direct", "22.1"], ["gRPC, h2c", "1,293"]] });
-    expect(md).toBe(
-      [
-        "| Mode      | p50 µs |",
-        "|:----------|-------:|",
-        "| direct    |   22.1 |",
-        "| gRPC, h2c |  1,293 |",
-      ].join("\n"),
-    );
-  });
-
-  it("follows explicit alignment, pads short rows, escapes pipes and newlines", () => {
-    const md = renderTable({ headers: ["a", "b", "c"], align: ["r", "l", "l"], rows: [["1", "x|y"], ["22", "two\nlines", "z"]] });
-    expect(md.split("\n")).toEqual([
-      "|   a | b         | c   |",
-      "|----:|:----------|:----|",
-      "|   1 | x\\|y      |     |",
-      "|  22 | two lines | z   |",
-    ]);
-  });
-
-  it("renders a header-only table and rejects rows wider than the header", () => {
-    expect(renderTable({ headers: ["x"], rows: [] })).toBe("| x   |\n|:----|");
-    expect(() => renderTable({ headers: ["x"], rows: [["1", "2"]] })).toThrow(/2 cells but the table has 1/);
-    expect(() => renderTable({ headers: [], rows: [] })).toThrow(/at least one column/);
-  });
-});
+import { count, ratio, sig } from "../src/table.js";
 
 describe("number formatting", () => {
   it("keeps 3 significant digits, whole numbers with separators from 1000, and a dash for missing values", () => {

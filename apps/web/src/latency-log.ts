@@ -4,6 +4,8 @@
  * Exported as CSV in FlappyGo's layout (`type,direction,time`) with extra columns.
  */
 
+import { csvCell } from "@flaplab/report-kit/csv";
+
 export type RowType = "input" | "frame" | "audio" | "summary" | "auth" | "start" | "open" | "close" | "error";
 export type RowDirection = "send" | "recv" | "rtt" | "local";
 /** A frame row's kind: a tick frame, or an input ack (the engine applied an input between ticks). */
@@ -171,10 +173,6 @@ export function summarize(rows: readonly LatencyRow[]): LatencySummary {
   };
 }
 
-function csvField(value: string): string {
-  return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
-}
-
 const num = (v: number | undefined, fixed?: number): string =>
   v === undefined ? "" : fixed !== undefined ? v.toFixed(fixed) : String(v);
 
@@ -191,9 +189,9 @@ export function rowsToCsv(rows: readonly LatencyRow[]): string {
         num(r.tick),
         num(r.reflectedSeq),
         num(r.bytes),
-        csvField(r.sound ?? ""),
+        csvCell(r.sound ?? ""),
         num(r.ms, 3),
-        csvField(r.note ?? ""),
+        csvCell(r.note ?? ""),
         r.kind ?? "",
       ].join(","),
     );

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { pino } from "pino";
+import { csvRow } from "@flaplab/report-kit/csv";
 
 /**
  * One RPC, as written to the call log (pino NDJSON, `msg: "rpc"`). Columns are documented in the
@@ -95,11 +96,7 @@ export function callLogToFlappyGoCsv(ndjson: string): { csv: string; rows: numbe
       continue;
     }
     const cells = [rec["src"], rec["srcVerb"], rec["dst"], rec["dstVerb"], rec["gameId"], rec["durationNs"]];
-    out.push(cells.map((c) => csvCell(String(c ?? ""))).join(","));
+    out.push(csvRow(cells.map((c) => String(c ?? ""))));
   }
   return { csv: out.join("\n") + "\n", rows: out.length - 1, skipped };
-}
-
-function csvCell(value: string): string {
-  return /[",\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
 }

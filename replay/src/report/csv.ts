@@ -84,10 +84,3 @@ function splitRecords(text: string): { line: number; cells: string[] }[] {
   }
   return out;
 }
-
-/** One CSV cell, quoted when needed. */
-export function csvCell(value: string | number | null): string {
-  if (value === null) return "";
-  const s = String(value);
-  return /[",\r\n]/.test(s) ? `"${s.replaceAll('"', '""')}"` : s;
-}

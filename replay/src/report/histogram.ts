@@ -1,4 +1,4 @@
-import * as hdr from "hdr-histogram-js";
+import { ExactHistogram } from "@flaplab/report-kit/histogram";
 
 /** The summary row every latency table shows, in ms. */
 export interface Stats {
@@ -31,17 +31,7 @@ export function toMicros(ms: number): number {
  * merged histogram is the histogram of the pooled samples.
  */
 export class LatencyHistogram {
-  private readonly histogram: hdr.Histogram = hdr.build({
-    bitBucketSize: 64,
-    autoResize: true,
-    lowestDiscernibleValue: 1,
-    numberOfSignificantValueDigits: 3,
-    useWebAssembly: false,
-  });
-  private count = 0;
-  private sumUs = 0;
-  private minUs = Number.POSITIVE_INFINITY;
-  private maxUs = Number.NEGATIVE_INFINITY;
+  private readonly us = new ExactHistogram();
 
   static of(valuesMs: readonly number[]): LatencyHistogram {
     const h = new LatencyHistogram();
@@ -49,29 +39,19 @@ export class LatencyHistogram {
     return h;
   }
 
-  /** Records one sample given in ms (stored as round(ms × 1000) µs). */
+  /** Records one sample given in ms (stored as round(ms × 1000) µs); non-finite values are skipped. */
   record(ms: number): void {
     if (!Number.isFinite(ms)) return;
-    const us = toMicros(ms);
-    this.histogram.recordValue(us);
-    this.count++;
-    this.sumUs += us;
-    if (us < this.minUs) this.minUs = us;
-    if (us > this.maxUs) this.maxUs = us;
+    this.us.record(toMicros(ms));
   }
 
   /** Adds all samples of `other` to this histogram. */
   add(other: LatencyHistogram): void {
-    if (other.count === 0) return;
-    this.histogram.add(other.histogram);
-    this.count += other.count;
-    this.sumUs += other.sumUs;
-    this.minUs = Math.min(this.minUs, other.minUs);
-    this.maxUs = Math.max(this.maxUs, other.maxUs);
+    this.us.add(other.us);
   }
 
   get samples(): number {
-    return this.count;
+    return this.us.samples;
   }
 
   /**
@@ -79,32 +59,33 @@ export class LatencyHistogram {
    * the smallest recorded value whose cumulative count reaches ⌈p/100 · n⌉), clamped to [min, max].
    */
   percentile(percentile: number): number | null {
-    if (this.count === 0) return null;
-    const us = this.histogram.getValueAtPercentile(percentile);
-    return Math.min(Math.max(us, this.minUs), this.maxUs) / 1000;
+    const us = this.us.percentile(percentile);
+    return us === null ? null : us / 1000;
   }
 
   stats(): Stats {
-    if (this.count === 0) {
+    const { samples, min, max, sum } = this.us;
+    if (samples === 0 || min === null || max === null) {
       return { samples: 0, min: null, p10: null, median: null, mean: null, p90: null, p99: null, p99_9: null, max: null };
     }
     return {
-      samples: this.count,
-      min: this.minUs / 1000,
+      samples,
+      min: min / 1000,
       p10: this.percentile(PERCENTILES.p10),
       median: this.percentile(PERCENTILES.median),
-      mean: Math.round(this.sumUs / this.count) / 1000,
+      mean: Math.round(sum / samples) / 1000,
       p90: this.percentile(PERCENTILES.p90),
       p99: this.percentile(PERCENTILES.p99),
       p99_9: this.percentile(PERCENTILES.p99_9),
-      max: this.maxUs / 1000,
+      max: max / 1000,
     };
   }
 
   /** (ms, cumulative share) points of the distribution for a CDF plot, from the histogram. */
   cdfPoints(steps = 200): { ms: number; share: number }[] {
-    if (this.count === 0) return [];
-    const out: { ms: number; share: number }[] = [{ ms: this.minUs / 1000, share: 0 }];
+    const min = this.us.min;
+    if (min === null) return [];
+    const out: { ms: number; share: number }[] = [{ ms: min / 1000, share: 0 }];
     const tail = [99.5, 99.9, 99.99];
     const ps = [...Array.from({ length: steps }, (_, i) => ((i + 1) * 100) / steps), ...tail].sort((a, b) => a - b);
     for (const p of ps) out.push({ ms: this.percentile(p)!, share: p / 100 });

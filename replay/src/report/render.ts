@@ -1,5 +1,6 @@
 import type { Group, Report } from "./aggregate.js";
-import { csvCell } from "./csv.js";
+import { csvCell } from "@flaplab/report-kit/csv";
+import { markdownCell, renderTable } from "@flaplab/report-kit/markdown";
 import { STAT_KEYS } from "./histogram.js";
 import { METRICS } from "./metrics.js";
 import { cdfPlot, interArrivalPlot, rpcPlot } from "./plots.js";
@@ -143,21 +144,10 @@ ${report.groups.map((g, i) => htmlGroup(g, i)).join("\n")}
 
 // ---------- Markdown ----------
 
-function mdCell(text: string): string {
-  return text.replaceAll("|", "\\|").replaceAll("\n", " ");
-}
-
 function mdTable(t: Table): string {
   if (t.rows.length === 0) return "";
-  const lines = [
-    `**${mdCell(t.caption)}**`,
-    "",
-    `| ${t.headers.map(mdCell).join(" | ")} |`,
-    `|${t.headers.map((_, i) => (i < t.textColumns ? "---" : "---:")).join("|")}|`,
-    ...t.rows.map((r) => `| ${r.map(mdCell).join(" | ")} |`),
-    "",
-  ];
-  return lines.join("\n");
+  const align = t.headers.map((_, i) => (i < t.textColumns ? "l" : "r") as "l" | "r");
+  return [`**${markdownCell(t.caption)}**`, "", renderTable({ headers: t.headers, rows: t.rows, align, compact: true }), ""].join("\n");
 }
 
 /** The report's tables as Markdown. */
