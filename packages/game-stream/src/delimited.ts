@@ -4,6 +4,8 @@ import { sizeDelimitedEncode, sizeDelimitedPeek } from "@bufbuild/protobuf/wire"
 /** Default largest message accepted on a stream. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024;
 
+const EMPTY = new Uint8Array(0);
+
 /** A length prefix longer than this is refused: 5 bytes hold every uint32 length. */
 const MAX_PREFIX_BYTES = 5;
 
@@ -37,7 +39,7 @@ export function encodeDelimited<D extends DescMessage>(schema: D, message: Messa
  * limit from a malformed one, which the streams answer with different close codes.
  */
 export class DelimitedDecoder<D extends DescMessage> {
-  private buffer: Uint8Array = new Uint8Array(0);
+  private buffer: Uint8Array = EMPTY;
 
   constructor(
     private readonly schema: D,
@@ -66,7 +68,8 @@ export class DelimitedDecoder<D extends DescMessage> {
       offset = bodyStart + length;
     }
     // Keep only a private copy of what is left: the transport may reuse the chunk it handed in.
-    if (offset > 0) this.buffer = this.buffer.slice(offset);
+    if (offset === this.buffer.length) this.buffer = EMPTY;
+    else if (offset > 0) this.buffer = this.buffer.slice(offset);
     else if (this.buffer === chunk && chunk.length > 0) this.buffer = chunk.slice();
     return out;
   }
