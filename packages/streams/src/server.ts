@@ -182,7 +182,10 @@ export async function createStreamServer(opts: StreamServerOptions): Promise<Str
       }, limits.handshakeTimeoutMs);
       timer.unref();
       handshakeTimers.set(key, timer);
-      socket.once("close", () => requested(socket));
+      socket.once("close", () => {
+        clearTimeout(timer);
+        if (handshakeTimers.get(key) === timer) handshakeTimers.delete(key);
+      });
     });
     // The WebSocket mapping is latency-sensitive: without this Nagle adds ~40 ms per round trip.
     s.on("secureConnection", (socket: TLSSocket) => socket.setNoDelay(true));
