@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { create } from "@bufbuild/protobuf";
 import type { MessageInitShape } from "@bufbuild/protobuf";
@@ -6,11 +6,9 @@ import { type World, WorldSchema } from "@flaplab/contracts/worldgen/v1/worldgen
 
 export const EASY_SEED = 6977347407732442987n;
 export const EASY_FLAP_TICKS = [42, 53, 67, 85, 103, 128, 140, 204, 232, 266, 275, 292, 322, 349];
-const EASY_WORLD = fileURLToPath(new URL(`../../../../shared/flappygo/worlds/${EASY_SEED}.json`, import.meta.url));
+const EASY_WORLD = fileURLToPath(new URL(`../../../test-data/flappygo/worlds/${EASY_SEED}.json`, import.meta.url));
 
-export const hasEasyWorld = existsSync(EASY_WORLD);
-
-/** FlappyGo's own world for the easy seed (from the shared data), as a World message. */
+/** FlappyGo's own world for the easy seed (test-data/flappygo), as a World message. */
 export function easyWorld(): World {
   const go = JSON.parse(readFileSync(EASY_WORLD, "utf8")) as {
     PipeSpacing: number;

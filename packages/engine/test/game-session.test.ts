@@ -15,7 +15,7 @@ import {
   createGameSessionHandler,
 } from "../src/index.js";
 import { fakeMusic, fakeScore, flush, input, memoryLogger, principal } from "./fakes.js";
-import { EASY_FLAP_TICKS, EASY_SEED, deadlyWorld, easyWorld, hasEasyWorld, openWorld } from "./fixtures.js";
+import { EASY_FLAP_TICKS, EASY_SEED, deadlyWorld, easyWorld, openWorld } from "./fixtures.js";
 
 const alice = principal("alice");
 const bob = principal("bob");
@@ -220,7 +220,7 @@ describe("game stream: refusals", () => {
 });
 
 describe("game stream: play", () => {
-  it.skipIf(!hasEasyWorld)("plays the easy trace to score 7 at tick 402, frame by frame as the physics", async () => {
+  it("plays the easy trace to score 7 at tick 402, frame by frame as the physics", async () => {
     // How many messages the session had sent when each PlayMusic call was made.
     let session: MemoryStreamSession | undefined;
     const sentAtMusic: number[] = [];

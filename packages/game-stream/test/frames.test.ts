@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { create } from "@bufbuild/protobuf";
 import { type Frame, FrameSchema, GameStreamMessageSchema } from "@flaplab/contracts/engine/v1/stream_pb";
@@ -24,7 +24,7 @@ import {
   encodeDelimited,
 } from "../src/index.js";
 
-const WORLDS = fileURLToPath(new URL("../../../../shared/flappygo/worlds/", import.meta.url));
+const WORLDS = fileURLToPath(new URL("../../../test-data/flappygo/worlds/", import.meta.url));
 const EASY_SEED = "6977347407732442987";
 const HARD_SEED = "8525333463046388971";
 /** The published easy trace: the ticks its flaps land before. Game over at tick 402, score 7. */
@@ -32,9 +32,8 @@ const EASY_FLAP_TICKS = [42, 53, 67, 85, 103, 128, 140, 204, 232, 266, 275, 292,
 /** FlappyGo's frame on the wire, bytes. */
 const FLAPPYGO_FRAME_BYTES = 190;
 
-function loadWorld(seed: string): Course | undefined {
+function loadWorld(seed: string): Course {
   const path = `${WORLDS}${seed}.json`;
-  if (!existsSync(path)) return undefined;
   const go = JSON.parse(readFileSync(path, "utf8")) as {
     PipeSpacing: number;
     PipeSpecs: { GapStart: number; GapHeight: number }[];
@@ -158,8 +157,8 @@ function playThroughStream(course: Course, flapTicks: readonly number[], maxTick
 const average = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 describe("frame delta encoding", () => {
-  it.skipIf(!easyWorld)("reproduces the physics view on every tick of the easy trace, in far fewer bytes", () => {
-    const played = playThroughStream(easyWorld as Course, EASY_FLAP_TICKS);
+  it("reproduces the physics view on every tick of the easy trace, in far fewer bytes", () => {
+    const played = playThroughStream(easyWorld, EASY_FLAP_TICKS);
     expect(played.ticks).toBe(402);
     expect(played.score).toBe(7);
     expect(played.state.died).toBe(true);
@@ -173,8 +172,8 @@ describe("frame delta encoding", () => {
     console.log(`easy trace: ${played.ackBytes.length} input acks, ${average(played.ackBytes).toFixed(2)} B/ack with the size prefix`);
   });
 
-  it.skipIf(!hardWorld)("reproduces a no-flap game on the hard seed (4 pipes in view)", () => {
-    const played = playThroughStream(hardWorld as Course, []);
+  it("reproduces a no-flap game on the hard seed (4 pipes in view)", () => {
+    const played = playThroughStream(hardWorld, []);
     expect(played.ticks).toBe(34);
   });
 

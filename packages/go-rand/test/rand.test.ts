@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { RNG_COOKED, Rand, newRand } from "../src/index.js";
@@ -10,12 +10,12 @@ interface Vector {
   int31n_first_10: number[];
 }
 
-// /work/shared sits next to the repository root: ../shared from it.
-const VECTORS = path.resolve(import.meta.dirname, "../../../../shared/flappygo/go-math-rand-vectors.json");
-const COOKED = path.resolve(import.meta.dirname, "../../../../shared/flappygo/go-math-rand-cooked.json");
+// Made by Go's own math/rand (scripts/fidelity-vectors.sh; test-data/flappygo/README.md).
+const VECTORS = path.resolve(import.meta.dirname, "../../../test-data/flappygo/go-math-rand-vectors.json");
+const COOKED = path.resolve(import.meta.dirname, "../../../test-data/flappygo/go-math-rand-cooked.json");
 
-describe.skipIf(!existsSync(VECTORS))(`Go math/rand vectors (${VECTORS})`, () => {
-  const vectors = existsSync(VECTORS) ? (JSON.parse(readFileSync(VECTORS, "utf8")) as Vector[]) : [];
+describe("Go math/rand vectors (test-data/flappygo)", () => {
+  const vectors = JSON.parse(readFileSync(VECTORS, "utf8")) as Vector[];
 
   it("has vectors to check", () => {
     expect(vectors.length).toBeGreaterThan(0);
@@ -36,12 +36,8 @@ describe.skipIf(!existsSync(VECTORS))(`Go math/rand vectors (${VECTORS})`, () =>
   }
 });
 
-if (!existsSync(VECTORS)) {
-  it.skip(`Go math/rand vectors: ${VECTORS} is missing, vector tests skipped`, () => {});
-}
-
-describe.skipIf(!existsSync(COOKED))("rngCooked", () => {
-  it("matches the shared copy of Go's table", () => {
+describe("rngCooked", () => {
+  it("matches Go's table", () => {
     const shared = JSON.parse(readFileSync(COOKED, "utf8")) as string[];
     expect(RNG_COOKED.map(String)).toEqual(shared);
   });

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -11,8 +11,8 @@ import { formatResult, runCli, simulate, simulateCourse, simulateTrace } from ".
 const EASY = 6977347407732442987n;
 const HARD = 8525333463046388971n;
 const EASY_TICKS = [42, 53, 67, 85, 103, 128, 140, 204, 232, 266, 275, 292, 322, 349];
-const SHARED = fileURLToPath(new URL("../../../../shared/flappygo/", import.meta.url));
-const EASY_TRACE = join(SHARED, "traces", `${EASY}.csv`);
+const VECTORS = fileURLToPath(new URL("../../../test-data/flappygo/", import.meta.url));
+const EASY_TRACE = join(VECTORS, "traces", `${EASY}.csv`);
 const PACKAGE_DIR = fileURLToPath(new URL("..", import.meta.url));
 const REPO_ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 
@@ -53,8 +53,8 @@ describe("simulate", () => {
     expect(() => simulate({ seed: EASY, flapTicks: [1.5] })).toThrow(RangeError);
   });
 
-  it.skipIf(!existsSync(join(SHARED, "worlds", `${EASY}.json`)))("the generated world plays like FlappyGo's own", () => {
-    const go = JSON.parse(readFileSync(join(SHARED, "worlds", `${EASY}.json`), "utf8")) as {
+  it("the generated world plays like FlappyGo's own", () => {
+    const go = JSON.parse(readFileSync(join(VECTORS, "worlds", `${EASY}.json`), "utf8")) as {
       PipeSpacing: number;
       PipeSpecs: { GapStart: number; GapHeight: number }[];
     };
@@ -144,7 +144,7 @@ function spawn(cmd: string, args: string[], cwd: string, env: NodeJS.ProcessEnv 
 const cli = (args: string[]) => spawn(process.execPath, ["--import", "tsx", "bin/simulate.ts", ...args], PACKAGE_DIR);
 
 describe("the simulate CLI", () => {
-  it.skipIf(!existsSync(EASY_TRACE))("prints the easy trace's result", async () => {
+  it("prints the easy trace's result", async () => {
     const r = await cli(["--trace", EASY_TRACE]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
@@ -159,11 +159,11 @@ describe("the simulate CLI", () => {
     expect(r.stderr).toContain(`simulate: ${path}: line 3: times must not decrease: 90 after 100`);
   });
 
-  it.skipIf(!existsSync(EASY_TRACE))(
+  it(
     "runs as `pnpm simulate` from the repository root with a relative path",
     async () => {
       const { INIT_CWD: _ignored, ...env } = process.env;
-      const r = await spawn("pnpm", ["--silent", "simulate", "--trace", "../shared/flappygo/traces/6977347407732442987.csv"], REPO_ROOT, env);
+      const r = await spawn("pnpm", ["--silent", "simulate", "--trace", "test-data/flappygo/traces/6977347407732442987.csv"], REPO_ROOT, env);
       expect(r.code).toBe(0);
       expect(r.stdout.trim()).toBe('{"seed":"6977347407732442987","score":7,"ticks":402}');
     },

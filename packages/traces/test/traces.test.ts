@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import {
@@ -18,7 +18,7 @@ import {
   serializeTrace,
 } from "../src/index.js";
 
-const EASY_PATH = fileURLToPath(new URL("../../../../shared/flappygo/traces/6977347407732442987.csv", import.meta.url));
+const EASY_PATH = fileURLToPath(new URL("../../../test-data/flappygo/traces/6977347407732442987.csv", import.meta.url));
 const EASY_TICKS = [42, 53, 67, 85, 103, 128, 140, 204, 232, 266, 275, 292, 322, 349];
 
 /** The TraceError a parse throws (fails the test when it does not throw one). */
@@ -32,8 +32,8 @@ function traceError(fn: () => unknown): TraceError {
   throw new Error("expected a TraceError");
 }
 
-describe.skipIf(!existsSync(EASY_PATH))(`the easy FlappyGo trace (${EASY_PATH})`, () => {
-  const text = existsSync(EASY_PATH) ? readFileSync(EASY_PATH, "utf8") : "";
+describe("the easy FlappyGo trace (test-data/flappygo/traces)", () => {
+  const text = readFileSync(EASY_PATH, "utf8");
 
   it("parses with the seed from its file name", () => {
     const t = parseTrace(text, { fileName: EASY_PATH });

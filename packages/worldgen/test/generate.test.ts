@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { PIPES_PER_WORLD, generateWorld, randomSeed } from "../src/index.js";
@@ -6,16 +6,16 @@ import { PIPES_PER_WORLD, generateWorld, randomSeed } from "../src/index.js";
 // FlappyGo's browser viewport.
 const VIEWPORT = { width: 480, height: 640 };
 
-// /work/shared sits next to the repository root: ../shared from it.
-const WORLDS = path.resolve(import.meta.dirname, "../../../../shared/flappygo/worlds");
+// FlappyGo's own worlds (test-data/flappygo/README.md).
+const WORLDS = path.resolve(import.meta.dirname, "../../../test-data/flappygo/worlds");
 
 interface GoWorld {
   PipeSpacing: number;
   PipeSpecs: { GapStart: number; GapHeight: number }[];
 }
 
-describe.skipIf(!existsSync(WORLDS))(`worlds recorded from Go (${WORLDS})`, () => {
-  const files = existsSync(WORLDS) ? readdirSync(WORLDS).filter((f) => f.endsWith(".json")) : [];
+describe("worlds recorded from Go (test-data/flappygo/worlds)", () => {
+  const files = readdirSync(WORLDS).filter((f) => f.endsWith(".json"));
 
   it("has the two recorded worlds", () => {
     expect(files.length).toBe(2);
@@ -31,10 +31,6 @@ describe.skipIf(!existsSync(WORLDS))(`worlds recorded from Go (${WORLDS})`, () =
     });
   }
 });
-
-if (!existsSync(WORLDS)) {
-  it.skip(`worlds recorded from Go: ${WORLDS} is missing, skipped`, () => {});
-}
 
 describe("FlappyGo's published worlds", () => {
   const table = [
