@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { createClient } from "@connectrpc/connect";
+import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
@@ -23,7 +23,7 @@ const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 const PASSWORD = "a long enough password";
 /** The player whose runs are recorded before the attack and must all be there after it. */
 export const KEEPER = "keeper";
-/** The player the cases act as. */
+/** The player the cases act as (then `fuzzer-2`, `fuzzer-3`, …: see FuzzServer.nextPlayer). */
 export const PLAYER = "fuzzer";
 
 /** What a case may put in `authorization` (and the caller header): valid, absent, expired, forged, garbage. */
@@ -53,6 +53,9 @@ export class FuzzServer {
   credentials!: Credentials;
   keeperToken = "";
   restarts = 0;
+  /** Who the cases act as now, and the credentials are for. */
+  player = PLAYER;
+  private players = 1;
   readonly storedRuns: StoredRun[] = [];
 
   static async start(): Promise<FuzzServer> {
@@ -115,24 +118,36 @@ export class FuzzServer {
     this.dir = info.dir;
   }
 
-  /** Fresh credentials (component ones last 5 min). */
+  /**
+   * The cases act as a player nobody has used yet: each remote target starts with one, and a target
+   * whose cases left its player with the most games in progress a player may have (games started by
+   * HandleInput or a stream's first input, then left) goes on with the next, so one target's games
+   * never use up another's quota.
+   */
+  async nextPlayer(): Promise<void> {
+    this.player = `${PLAYER}-${++this.players}`;
+    await this.refreshCredentials();
+  }
+
+  /** Fresh credentials for `player` (component ones last 5 min). */
   async refreshCredentials(): Promise<void> {
+    const player = this.player;
     // Signed with the auth component's key as a login would (Login itself is throttled by the cases).
     const serviceKeys = await loadServiceKeys({ dataDir: this.dir, env: {} });
     const service = createServiceSigner({ privateKey: serviceKeys.privateKey });
     const keys = await loadOrCreateKeys(this.dir);
-    const player = (await createSigner({ privateKey: keys.privateKey }).sign(PLAYER)).token;
+    const token = (await createSigner({ privateKey: keys.privateKey }).sign(player)).token;
     const past = () => Date.now() - 3 * 3600_000;
-    const expired = (await createSigner({ privateKey: keys.privateKey, now: past, ttlSeconds: 60 }).sign(PLAYER)).token;
+    const expired = (await createSigner({ privateKey: keys.privateKey, now: past, ttlSeconds: 60 }).sign(player)).token;
     const otherDir = await mkdtemp(join(tmpdir(), "flaplab-fuzz-keys-"));
     try {
       const otherKeys = await loadOrCreateKeys(otherDir);
-      const forged = (await createSigner({ privateKey: otherKeys.privateKey }).sign(PLAYER)).token;
-      const forgedComponent = await createServiceSigner({ privateKey: otherKeys.privateKey }).tokenFor("engine", PLAYER);
+      const forged = (await createSigner({ privateKey: otherKeys.privateKey }).sign(player)).token;
+      const forgedComponent = await createServiceSigner({ privateKey: otherKeys.privateKey }).tokenFor("engine", player);
       this.credentials = {
-        player,
-        engine: await service.tokenFor("engine", PLAYER),
-        initiator: await service.tokenFor("initiator", PLAYER),
+        player: token,
+        engine: await service.tokenFor("engine", player),
+        initiator: await service.tokenFor("initiator", player),
         expired,
         forged,
         forgedComponent,
@@ -164,11 +179,19 @@ export class FuzzServer {
     await this.refreshCredentials();
   }
 
-  /** A new game of the fuzz player (through the initiator, as the browser starts one): its id and stream ticket. */
+  /**
+   * A new game of the fuzz player (through the initiator, as the browser starts one): its id and
+   * stream ticket. When the player has the most games in progress it may have, of the next player.
+   */
   async newGame(): Promise<{ id: string; ticket: string } | undefined> {
     const initiator = createClient(InitiatorService, createConnectTransport({ baseUrl: this.baseUrl, httpVersion: "1.1" }));
     try {
-      const res = await initiator.startGame({}, { headers: { authorization: `Bearer ${this.credentials.player}` } });
+      const start = () => initiator.startGame({}, { headers: { authorization: `Bearer ${this.credentials.player}` } });
+      const res = await start().catch(async (err: unknown) => {
+        if (ConnectError.from(err).code !== Code.ResourceExhausted) throw err;
+        await this.nextPlayer();
+        return start();
+      });
       return { id: res.gameId, ticket: res.streamTicket };
     } catch {
       return undefined;

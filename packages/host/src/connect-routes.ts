@@ -2,7 +2,7 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { fromBinary, type DescMessage, type DescMethodUnary, type DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, createConnectRouter, createContextValues, type ConnectRouterOptions, type ServiceImpl } from "@connectrpc/connect";
-import type { UniversalHandler, UniversalServerRequest, UniversalServerResponse } from "@connectrpc/connect/protocol";
+import type { UniversalHandler, UniversalServerRequest } from "@connectrpc/connect/protocol";
 import { clientAddressKey } from "@flaplab/component";
 import type { Logger } from "pino";
 import { writeError } from "./admission.js";
@@ -40,9 +40,9 @@ export interface ConnectRoutes {
  * runtime serves unary calls only), and the answer goes out as one write with its content length.
  *
  * A request body that is not valid protobuf is answered `invalid_argument` (the client sent bad
- * input) instead of Connect-ES's `internal`, in every protocol (gRPC-Web in the body's trailer
- * frame): when Connect answers `internal`, the body is decoded again here, and the answer is
- * rewritten only if that fails.
+ * input) instead of Connect-ES's `internal`, in every protocol: the lean paths decode it
+ * themselves; before Connect-ES's handler, the messages of an enveloped binary body are decoded
+ * here first (undecodableMessage).
  */
 export function createConnectRoutes(opts: ConnectRoutesOptions): ConnectRoutes {
   const shutdown = new AbortController();
@@ -94,6 +94,12 @@ export function createConnectRoutes(opts: ConnectRoutesOptions): ConnectRoutes {
       await serveGrpcUnary(target.method, target.impl, req, res, body, opts.corsHeaders(headerOf(req, "origin")), values, shutdown.signal);
       return;
     }
+    // Connect-ES answers a message it cannot decode with `internal`; the client sent bad input.
+    const undecodable = undecodableMessage(handler.method.input, headerOf(req, "content-type") ?? "", body);
+    if (undecodable !== undefined) {
+      writeError(req, res, Code.InvalidArgument, `parse binary: ${undecodable}`, opts.corsHeaders(headerOf(req, "origin")));
+      return;
+    }
     await serveUniversal(handler, req, res, body);
   };
 
@@ -126,11 +132,8 @@ export function createConnectRoutes(opts: ConnectRoutesOptions): ConnectRoutes {
     if (answer.body !== undefined) {
       for await (const chunk of answer.body as AsyncIterable<Uint8Array>) chunks.push(chunk);
     }
-    let out = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-    let status = answer.status;
-    if (isInternal(answer, out) && !decodes(handler.method.input, headerOf(req, "content-type") ?? "", body)) {
-      [status, out] = asInvalidArgument(answer, out);
-    }
+    const out = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    const status = answer.status;
     const headers: OutgoingHttpHeaders = opts.corsHeaders(origin);
     answer.header?.forEach((value, key) => {
       headers[key] = value;
@@ -247,113 +250,34 @@ async function* oneChunk(bytes: Uint8Array): AsyncIterable<Uint8Array> {
   yield bytes;
 }
 
-const enum Protocol {
-  Connect,
-  Grpc,
-  GrpcWeb,
-}
+/** gRPC and gRPC-Web binary content types (the enveloped ones Connect-ES takes for a unary method). */
+const GRPC_BINARY = new Set(["application/grpc", "application/grpc+proto", "application/grpc-web", "application/grpc-web+proto"]);
+const COMPRESSED = 0x01;
 
-function protocolOf(answer: UniversalServerResponse): Protocol {
-  const type = answer.header?.get("content-type") ?? "";
-  if (type.startsWith("application/grpc-web")) return Protocol.GrpcWeb;
-  if (type.startsWith("application/grpc")) return Protocol.Grpc;
-  return Protocol.Connect;
-}
-
-const INTERNAL = String(Code.Internal);
-
-/** Whether Connect answered `internal` (in the answer's protocol). */
-function isInternal(answer: UniversalServerResponse, body: Uint8Array): boolean {
-  switch (protocolOf(answer)) {
-    case Protocol.Grpc:
-      return answer.trailer?.get("grpc-status") === INTERNAL;
-    case Protocol.GrpcWeb:
-      return grpcWebTrailer(body)?.get("grpc-status") === INTERNAL;
-    case Protocol.Connect:
-      return answer.status === 500 && connectErrorCode(body) === "internal";
-  }
-}
-
-/** Whether `body` holds protobuf messages of `schema` in the encoding `contentType` names; true when it cannot tell (JSON, compressed). */
-function decodes(schema: DescMessage, contentType: string, body: Uint8Array): boolean {
-  const type = contentType.split(";")[0]!.trim().toLowerCase();
-  try {
-    if (type === "application/proto") {
-      fromBinary(schema, body);
-      return true;
-    }
-    if (type === "application/grpc" || type === "application/grpc+proto" || type === "application/grpc-web" || type === "application/grpc-web+proto" || type === "application/connect+proto") {
-      const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
-      for (let at = 0; at + 5 <= body.byteLength; ) {
-        const flags = body[at]!;
-        const length = view.getUint32(at + 1);
-        if (flags !== 0) return true; // compressed or end-of-stream: not ours to judge
-        fromBinary(schema, body.subarray(at + 5, at + 5 + length));
-        at += 5 + length;
-      }
-    }
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The same answer with `invalid_argument` instead of `internal`: [status, body]; gRPC's trailer is changed in place. */
-function asInvalidArgument(answer: UniversalServerResponse, body: Uint8Array): [number, Uint8Array] {
-  const invalid = String(Code.InvalidArgument);
-  switch (protocolOf(answer)) {
-    case Protocol.Grpc:
-      answer.trailer?.set("grpc-status", invalid);
-      return [answer.status, body];
-    case Protocol.GrpcWeb: {
-      const trailer = grpcWebTrailer(body)!;
-      trailer.set("grpc-status", invalid);
-      let text = "";
-      trailer.forEach((value, key) => {
-        text += `${key}: ${value}\r\n`;
-      });
-      const frame = Buffer.from(`\0\0\0\0\0${text}`, "utf8");
-      frame[0] = 0x80;
-      frame.writeUInt32BE(frame.byteLength - 5, 1);
-      const start = body.byteLength - grpcWebTrailerLength(body)!;
-      return [answer.status, Buffer.concat([body.subarray(0, start), frame])];
-    }
-    case Protocol.Connect: {
-      const error = JSON.parse(Buffer.from(body).toString("utf8")) as Record<string, unknown>;
-      return [400, Buffer.from(JSON.stringify({ ...error, code: "invalid_argument" }))];
-    }
-  }
-}
-
-/** The `code` of a Connect unary error body, if it is one. */
-function connectErrorCode(body: Uint8Array): string | undefined {
-  try {
-    const parsed = JSON.parse(Buffer.from(body).toString("utf8")) as { code?: unknown };
-    return typeof parsed.code === "string" ? parsed.code : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Length of the gRPC-Web trailer frame (flag 0x80) that ends `body`, prefix included, if it ends with one. */
-function grpcWebTrailerLength(body: Uint8Array): number | undefined {
+/**
+ * Why a gRPC or gRPC-Web binary request body holds a message of `schema` that cannot be decoded
+ * (the decoder's message), or undefined when every message decodes, when an envelope is
+ * compressed, when the framing is broken (Connect-ES answers that itself, as a protocol error) or
+ * when the content type is another. Connect-ES decodes every envelope whose compressed flag is
+ * clear, whatever its other bits say. (Connect streaming content types are refused for unary
+ * methods by Connect-ES itself, with 415.)
+ */
+function undecodableMessage(schema: DescMessage, contentType: string, body: Uint8Array): string | undefined {
+  const semi = contentType.indexOf(";");
+  if (!GRPC_BINARY.has((semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase())) return undefined;
   const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
   for (let at = 0; at + 5 <= body.byteLength; ) {
-    const length = view.getUint32(at + 1);
-    if (body[at] === 0x80 && at + 5 + length === body.byteLength) return 5 + length;
-    at += 5 + length;
+    const flags = body[at]!;
+    const end = at + 5 + view.getUint32(at + 1);
+    if (end > body.byteLength) return undefined;
+    if ((flags & COMPRESSED) === 0) {
+      try {
+        fromBinary(schema, body.subarray(at + 5, end));
+      } catch (e) {
+        return e instanceof Error ? e.message : String(e);
+      }
+    }
+    at = end;
   }
   return undefined;
-}
-
-/** The header lines of the gRPC-Web trailer frame that ends `body`. */
-function grpcWebTrailer(body: Uint8Array): Headers | undefined {
-  const length = grpcWebTrailerLength(body);
-  if (length === undefined) return undefined;
-  const headers = new Headers();
-  for (const line of Buffer.from(body.subarray(body.byteLength - length + 5)).toString("utf8").split("\r\n")) {
-    const colon = line.indexOf(":");
-    if (colon > 0) headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
-  }
-  return headers;
 }
