@@ -38,6 +38,9 @@ export interface CallRow {
 
 /** The independent client's row: ghz (grpc-go), gRPC over h2c, one call at a time. */
 export const GHZ_MODE = "ghz-grpc-h2c";
+/** A game's pace: one call per tick (33 ms) with the machine idle in between, as in a study. */
+export const PACED_GAP_MS = 33;
+const PACED = { full: 150, quick: 5 };
 
 interface Budget {
   readonly warm: number;
@@ -163,6 +166,29 @@ export async function runCalls(opts: RunOptions): Promise<SectionResult> {
         for (const d of report.details ?? []) if (d.status === "OK") h.record(d.latency); // ns
         add(GHZ_MODE, "ghz (grpc-go), gRPC h2c", h, (after.cpuUs - before.cpuUs) / Math.max(1, report.count));
       }
+      if (workload === "trivial") {
+        // The same calls at a game's pace: one per tick, the processes idle in between.
+        const paced = opts.quick ? PACED.quick : PACED.full;
+        const net = NETWORK_MODES.find((m) => m.id === "connect-proto-h1")!;
+        const runtime = createRuntime({ topology: clientTopology(ports[workload], net.network), group: "bench", verifier: keys.verifier });
+        const client = runtime.client(worldgenComponent, "bench");
+        for (let i = 0; i < budgets.net.warm; i++) await client.generateWorld(request, callOptions);
+        const h = new Hist();
+        for (let i = 0; i < paced; i++) {
+          await new Promise((r) => setTimeout(r, PACED_GAP_MS));
+          const t = performance.now();
+          await client.generateWorld(request, callOptions);
+          h.record((performance.now() - t) * 1e6);
+        }
+        add("connect-proto-h1-paced", `${net.label}, one call per ${PACED_GAP_MS} ms`, h);
+        runtime.close();
+        if (existsSync(GHZ)) {
+          const report = await runGhz(["--concurrency=1", `--rps=${Math.round(1000 / PACED_GAP_MS)}`, "-n", String(paced)], `127.0.0.1:${ports[workload]}`, token, paced * PACED_GAP_MS + 10_000);
+          const g = new Hist();
+          for (const d of report.details ?? []) if (d.status === "OK") g.record(d.latency); // ns
+          add("ghz-grpc-h2c-paced", `ghz (grpc-go), gRPC h2c, ${Math.round(1000 / PACED_GAP_MS)} calls/s`, g);
+        }
+      }
     }
   } finally {
     await server?.stop();
@@ -244,6 +270,7 @@ export async function runCalls(opts: RunOptions): Promise<SectionResult> {
       `Bare = \`await impl.generateWorld(req, ctx)\`. Timer overhead per sample ≈ ${sig(timerNs)} ns (in every row).`,
       `Server CPU µs/call: the server process's CPU time (user + system, kernel included) over the measured calls ÷ calls; goal ≤ ${SERVER_CPU_GOAL_US} µs (Go: 200–430 µs, quoted). ` +
         `ghz (grpc-go, ${existsSync(GHZ) ? ".tools/bin/ghz" : "not installed: pnpm run setup:ghz"}) calls the same server over gRPC h2c, one call at a time on one connection, ${count(budgets.net.count)} calls after ${count(budgets.net.warm)} warm-up calls; its latency is its own per-call timing.`,
+      `Paced rows: the same call once per ${PACED_GAP_MS} ms (a game's tick), ${PACED.full} calls, from this client and from ghz (\`--rps\`): between calls both processes sleep, and waking them (the kernel, the virtual CPUs) adds to every call what a closed loop never sees. That, not the call path, is most of what a study measures per RPC on an otherwise idle machine (bench/README.md, "Calls at a game's pace").`,
       `* p99 660–924 µs is the reference for FlappyGo's Go implementation (gRPC over TLS) on this machine type, quoted from the project's goals, not measured in this run.`,
     ],
     goals,

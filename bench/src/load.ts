@@ -189,7 +189,7 @@ export async function runLoad(opts: RunOptions): Promise<SectionResult> {
         return [
           r.label,
           r.steps.map((x) => x.rate).join(", "),
-          r.sustainableRps === 0 ? "< " + plan.rates[0] : `${count(r.sustainableRps)}${r.sustainableRps === lastRate ? "+" : ""}`,
+          r.sustainableRps === 0 ? `< ${plan.rates[0]}` : `${count(r.sustainableRps)}${r.sustainableRps === lastRate ? "+" : ""}`,
           s ? count(s.completed) : "–",
           sig(s?.latency.p50),
           sig(s?.latency.p99),

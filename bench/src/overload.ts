@@ -3,25 +3,24 @@
 // `pnpm run setup:ghz` installed it. The host must answer every call with OK or a proper
 // resource_exhausted / unavailable status (no HTTP/2 resets, no GOAWAY), keep its memory bounded
 // and answer /healthz afterwards.
-import { execFile } from "node:child_process";
 import { setMaxListeners } from "node:events";
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { join, resolve } from "node:path";
-import { promisify } from "node:util";
+import { join } from "node:path";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
+import { GHZ, type GhzReport, ghzGenerateWorld } from "@flaplab/testkit/ghz";
 import { type Child, startChild } from "./child.js";
 import { Hist, type Percentiles } from "./hist.js";
 import { runOpenLoop } from "./openloop.js";
+import { EASY_SEED } from "./autopilot.js";
 import { benchKeys, benchRequest } from "./rpc-fixture.js";
 import type { RpcServerPorts } from "./rpc-server.js";
 import type { RunOptions, SectionResult } from "./section.js";
 import { count, sig } from "./table.js";
 
-const REPO = resolve(import.meta.dirname, "../..");
-export const GHZ = join(REPO, ".tools/bin/ghz");
+export { GHZ };
 
 const FULL = { capacityMs: 2000, capacityCalls: 3000, loadMs: 10_000, factor: 2 };
 const QUICK = { capacityMs: 300, capacityCalls: 300, loadMs: 500, factor: 2 };
@@ -225,35 +224,8 @@ async function closedLoop(baseUrl: string, headers: Record<string, string>, ms: 
   return done / (ms / 1000);
 }
 
-export interface GhzReport {
-  readonly count: number;
-  readonly rps: number;
-  readonly statusCodeDistribution?: Record<string, number>;
-  readonly details?: readonly { readonly latency: number; readonly status: string; readonly error: string }[];
-}
-
 export async function runGhz(args: readonly string[], address: string, token: string, loadMs: number): Promise<GhzReport> {
-  const { stdout } = await promisify(execFile)(
-    GHZ,
-    [
-      ...args,
-      "--insecure",
-      "--connections=1",
-      "--timeout=30s",
-      `--proto=${join(REPO, "proto/flaplab/worldgen/v1/worldgen.proto")}`,
-      `--import-paths=${join(REPO, "proto")}`,
-      "--call=flaplab.worldgen.v1.WorldGenService/GenerateWorld",
-      "-d",
-      JSON.stringify({ gameId: "bench-game", viewport: { width: 480, height: 640 }, seed: String(benchRequest().seed) }),
-      "-m",
-      JSON.stringify({ authorization: `Bearer ${token}` }),
-      "-O",
-      "json",
-      address,
-    ],
-    { timeout: loadMs + 90_000, maxBuffer: 512 * 1024 * 1024 },
-  );
-  return JSON.parse(stdout) as GhzReport;
+  return ghzGenerateWorld({ address, token, args, gameId: "bench-game", seed: EASY_SEED, timeoutMs: loadMs + 90_000 });
 }
 
 async function rssMb(pid: number): Promise<number> {

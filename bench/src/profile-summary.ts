@@ -35,7 +35,9 @@ export function placeOf(url: string): string {
 
 export function summarizeProfile(profile: Profile, top = 25): { byFunction: ProfileLine[]; byPlace: ProfileLine[]; totalMs: number } {
   const self = new Map<number, number>();
-  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  profile.samples.forEach((id, i) => {
+    self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  });
   const total = [...self.values()].reduce((a, b) => a + b, 0);
   const byFn = new Map<string, number>();
   const byPlace = new Map<string, number>();

@@ -34,7 +34,7 @@ const plan = planDeployment(topology, {
 if (values["topology-json"] !== undefined) {
   const service = plan.services.find((s) => s.group === values["topology-json"]);
   if (!service) throw new Error(`no group "${values["topology-json"]}" (groups: ${plan.services.map((s) => s.group).join(", ")})`);
-  process.stdout.write(JSON.stringify(JSON.parse(service.environment[ENV.topologyJson]!), null, 2) + "\n");
+  process.stdout.write(`${JSON.stringify(JSON.parse(service.environment[ENV.topologyJson]!), null, 2)}\n`);
 } else if (values.cost) {
   const cost = estimateHourlyCost(plan);
   for (const l of cost.lines) {
@@ -42,5 +42,5 @@ if (values["topology-json"] !== undefined) {
   }
   process.stdout.write(`${"total".padEnd(43)} $${cost.usdPerHour.toFixed(3)}/h\n`);
 } else {
-  process.stdout.write(JSON.stringify(plan, null, 2) + "\n");
+  process.stdout.write(`${JSON.stringify(plan, null, 2)}\n`);
 }

@@ -77,7 +77,7 @@ export function callLogsFromEvents(topology: string, groups: readonly GroupEvent
   for (const [group, lines] of [...byGroup].sort(([a], [b]) => a.localeCompare(b))) {
     if (lines.length === 0) continue;
     lines.sort((a, b) => a.time - b.time);
-    files[`rpc-${topology}-${group}.ndjson`] = lines.map((l) => l.line + "\n").join("");
+    files[`rpc-${topology}-${group}.ndjson`] = lines.map((l) => `${l.line}\n`).join("");
   }
   return { files, records, skipped };
 }
@@ -118,9 +118,9 @@ export async function fillRunFolders(runsRoot: string, logs: CallLogs): Promise<
       filled.push({ dir, gameId, records: 0 });
       continue;
     }
-    await writeFile(join(dir, "rpc.ndjson"), lines.map((l) => l + "\n").join(""));
+    await writeFile(join(dir, "rpc.ndjson"), lines.map((l) => `${l}\n`).join(""));
     // Replaced in one step: the report never reads a half-written summary.
-    await writeFile(`${summaryPath}.tmp`, JSON.stringify({ ...summary, rpcRecords: lines.length }, null, 2) + "\n");
+    await writeFile(`${summaryPath}.tmp`, `${JSON.stringify({ ...summary, rpcRecords: lines.length }, null, 2)}\n`);
     await rename(`${summaryPath}.tmp`, summaryPath);
     filled.push({ dir, gameId, records: lines.length });
   }

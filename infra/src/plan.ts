@@ -427,7 +427,7 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
         // Components in other regions reach internal methods through the public listener; only
         // requests with the components' caller header get past the refusals below. The header is
         // a filter, not the gate: the runtime still requires a component credential.
-        internalPaths(c).forEach((path, k) =>
+        internalPaths(c).forEach((path, k) => {
           routes.push({
             path,
             service: p.name,
@@ -437,8 +437,8 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
             forward: `${CONNECT_PORT}/http`,
             priority: 10 + idx * 5 + k,
             reason: "cross-region",
-          }),
-        );
+          });
+        });
       }
       const stream = streamPathPattern(c);
       if (stream !== undefined && !http3.has(p.spec.name)) {

@@ -70,7 +70,7 @@ describe("container-start.sh", () => {
     const data = await mkdtemp(join(tmpdir(), "flaplab-entry-"));
     dirs.push(data);
     await mkdir(join(data, "logs"));
-    await appendFile(join(data, "logs", "rpc-monolith-monolith.ndjson"), record(1) + "\n");
+    await appendFile(join(data, "logs", "rpc-monolith-monolith.ndjson"), `${record(1)}\n`);
     const { stdout } = await runEntry("sleep 1.5; echo done", { FLAPLAB_DATA_DIR: data, FLAPLAB_CALL_LOG_STDOUT: "0" }, (out) =>
       out.includes("done"),
     );

@@ -5,7 +5,7 @@ import { replay } from "../src/run/runner.js";
 
 const argv = process.argv.slice(2);
 if (argv.includes("--help") || argv.includes("-h")) {
-  process.stdout.write(USAGE + "\n");
+  process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
 try {
@@ -13,9 +13,9 @@ try {
   process.stdout.write(
     `replay: ${opts.traces.length} trace(s) × ${opts.runs} run(s) against ${opts.url} → ${opts.out}\n`,
   );
-  const report = await replay(opts, (line) => process.stdout.write(line + "\n"));
+  const report = await replay(opts, (line) => process.stdout.write(`${line}\n`));
   process.stdout.write(
-    `replay: ${report.ok} ok, ${report.failed} failed` + (report.retried ? `, ${report.retried} retried` : "") + ` of ${report.runs} runs\n`,
+    `replay: ${report.ok} ok, ${report.failed} failed${report.retried ? `, ${report.retried} retried` : ""} of ${report.runs} runs\n`,
   );
   process.exit(report.failed > 0 ? 1 : 0);
 } catch (err) {

@@ -5,13 +5,13 @@ import { parseStudyArgs, runStudy, STUDY_USAGE } from "../src/study/study.js";
 
 const argv = process.argv.slice(2);
 if (argv.includes("--help") || argv.includes("-h")) {
-  process.stdout.write(STUDY_USAGE + "\n");
+  process.stdout.write(`${STUDY_USAGE}\n`);
   process.exit(0);
 }
 const repo = resolve(import.meta.dirname, "../..");
 try {
   const opts = parseStudyArgs(argv, process.env["INIT_CWD"] ?? process.cwd(), repo);
-  const result = await runStudy(opts, (line) => process.stdout.write(line + "\n"));
+  const result = await runStudy(opts, (line) => process.stdout.write(`${line}\n`));
   process.exit(result.failed > 0 ? 1 : 0);
 } catch (err) {
   process.stderr.write(`study: ${err instanceof ReplayUsageError ? err.message : ((err as Error).stack ?? String(err))}\n`);

@@ -149,7 +149,7 @@ async function main(): Promise<number> {
     children.set(name, child);
     const prefix = `[${name.padEnd(width)}] `;
     for (const stream of [child.stdout!, child.stderr!]) {
-      createInterface({ input: stream }).on("line", (line) => process.stdout.write(prefix + line + "\n"));
+      createInterface({ input: stream }).on("line", (line) => process.stdout.write(`${prefix + line}\n`));
     }
     child.on("exit", (code, signal) => {
       if (children.get(name) === child) children.delete(name);

@@ -97,7 +97,7 @@ describe("game and music streams", () => {
     const view = new FrameDecoder();
     let seq = 1;
     let summary: GameSummary | undefined;
-    let last = view;
+    const last = view;
     let lastTick = 0;
     let score = 0;
     let frameBytes = 0;

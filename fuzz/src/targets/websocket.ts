@@ -351,7 +351,10 @@ async function runH2(c: WsCase, { server, signal }: TargetContext): Promise<Verd
     let ended = false;
     let received = Buffer.alloc(0);
     stream.on("data", (d: Buffer) => (received = Buffer.concat([received, d])));
-    const closed = new Promise<void>((r) => stream.once("close", () => ((ended = true), r())));
+    const closed = new Promise<void>((r) => stream.once("close", () => {
+      ended = true;
+      r();
+    }));
     stream.once("end", () => (ended = true));
     const status = await Promise.race([
       new Promise<number>((r) => stream.once("response", (h) => r(Number(h[":status"] ?? 0)))),

@@ -31,6 +31,7 @@ export interface TickInfo {
  * Called at each deadline. Returning false stops the task. `info` is one object the scheduler
  * reuses for every run (no allocation per tick): read it during the call, copy what you keep.
  */
+// biome-ignore lint/suspicious/noConfusingVoidType: a tick function may return nothing at all (keep going)
 export type TickFn = (info: TickInfo) => boolean | void;
 
 /** A task's handle. */
@@ -184,6 +185,7 @@ export class TickScheduler {
     info.skipped = task.skipNext;
     task.skipNext = 0;
     task.runs++;
+    // biome-ignore lint/suspicious/noConfusingVoidType: what a TickFn returns
     let keep: boolean | void;
     try {
       keep = task.fn(info);

@@ -1,18 +1,9 @@
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { Key, PlayState } from "@flaplab/contracts/engine/v1/engine_pb";
-import { describeContract } from "@flaplab/testkit";
+import { describeContract, rejection } from "@flaplab/testkit";
 import { expect, it } from "vitest";
 import { createEngine, engineComponent } from "../src/index.js";
 import { fairWorld } from "./fixtures.js";
-
-async function rejection(promise: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await promise;
-  } catch (err) {
-    return ConnectError.from(err);
-  }
-  throw new Error("expected the call to fail");
-}
 
 describeContract(
   {

@@ -148,7 +148,9 @@ function playThroughStream(course: Course, flapTicks: readonly number[], maxTick
     // toEqual alone would accept -0 for 0; compare the numbers bit for bit too.
     expect(view).toEqual(expected);
     expect(Object.is(view.birdY, expected.birdY)).toBe(true);
-    view.pipes.forEach((p, i) => expect(Object.is(p.x, expected.pipes[i]?.x)).toBe(true));
+    view.pipes.forEach((p, i) => {
+      expect(Object.is(p.x, expected.pipes[i]?.x)).toBe(true);
+    });
     last = view;
   }
   return { ticks: state.tick, score: state.score, state, wireBytes, ackBytes };

@@ -169,7 +169,15 @@ export function writeError(req: Request, res: Response, code: Code, message: str
     // HTTP/2: one HEADERS frame that ends the stream. gRPC clients read grpc-status from the
     // headers only in such a trailers-only response; the compatibility API would send the
     // headers and an empty DATA frame with END_STREAM.
-    if (!res.stream.destroyed && !res.stream.headersSent) res.stream.respond({ ":status": status, ...headers }, { endStream: true });
+    const stream = res.stream;
+    const respond = (): void => {
+      if (!stream.destroyed && !stream.headersSent) stream.respond({ ":status": status, ...headers }, { endStream: true });
+    };
+    // Answered once the request is read to its end (it is small, and read and dropped above): a
+    // stream ended while the client is still sending is also reset (RST_STREAM), and under a flood
+    // of shed calls thousands of resets queue up on the session, which nghttp2 may end as a flood.
+    if (req.readableEnded) respond();
+    else req.once("end", respond);
     return;
   }
   res.writeHead(status, headers);

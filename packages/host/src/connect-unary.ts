@@ -248,7 +248,9 @@ export class ServerCallContext implements HandlerContext {
 
   /** Appends the trailers a handler set to `out`. */
   writeTrailers(out: Headers): void {
-    this.trailer?.forEach((value, key) => out.append(key, value));
+    this.trailer?.forEach((value, key) => {
+      out.append(key, value);
+    });
   }
 
   get signal(): AbortSignal {

@@ -5,7 +5,7 @@ import {
   generateKeyPairSync,
   KeyObject,
   randomBytes,
-  webcrypto,
+  type webcrypto,
 } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
 import { link, mkdir, open, readFile, unlink } from "node:fs/promises";
@@ -45,7 +45,7 @@ export function hasPrivateKey(keys: PublicKeyMaterial): keys is KeyMaterial {
 /** PEM from an environment variable may carry literal "\n" sequences instead of newlines. */
 function normalizePem(pem: string): string {
   const text = pem.includes("\\n") && !pem.includes("\n") ? pem.replace(/\\n/g, "\n") : pem;
-  return text.trim() + "\n";
+  return `${text.trim()}\n`;
 }
 
 function assertEd25519(key: KeyObject, what: string): void {

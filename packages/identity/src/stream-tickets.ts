@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Principal } from "@flaplab/component";
-import { errors, jwtVerify, SignJWT } from "jose";
+import { errors, jwtVerify, SignJWT, type JWTPayload } from "jose";
 import { DEFAULT_ISSUER, MAX_TOKEN_LENGTH, TOKEN_ALGORITHM } from "./tokens.js";
 import { keyId, toPrivateKeyObject, toPublicKeyObject, type KeyInput } from "./keys.js";
 
@@ -95,7 +95,7 @@ export function createStreamTicketVerifier(opts: StreamTicketVerifierOptions): S
     async verify(ticket) {
       if (typeof ticket !== "string" || ticket === "") throw invalidTicket("missing");
       if (ticket.length > MAX_TOKEN_LENGTH) throw invalidTicket("malformed (too long)");
-      let payload;
+      let payload: JWTPayload;
       try {
         ({ payload } = await jwtVerify(
           ticket,

@@ -1,7 +1,7 @@
 import type { KeyObject } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Principal } from "@flaplab/component";
-import { decodeProtectedHeader, errors, jwtVerify, SignJWT, type JWTHeaderParameters } from "jose";
+import { decodeProtectedHeader, errors, jwtVerify, SignJWT, type JWTHeaderParameters, type JWTPayload } from "jose";
 import { keyId, toPrivateKeyObject, toPublicKeyObject, type KeyInput } from "./keys.js";
 
 export type { Principal };
@@ -183,8 +183,8 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       }
       if (token.length > MAX_TOKEN_LENGTH) throw unauthenticated("malformed (too long)");
 
-      let payload;
-      let protectedHeader;
+      let payload: JWTPayload;
+      let protectedHeader: JWTHeaderParameters;
       try {
         ({ payload, protectedHeader } = await jwtVerify(token, resolveKey, {
           algorithms: [TOKEN_ALGORITHM],

@@ -61,7 +61,7 @@ function renderFlap(out: Float64Array): void {
   for (let i = 0; i < n; i++) {
     const t = i / SOUND_SAMPLE_RATE;
     const x = i / n; // 0..1 through the sound
-    const freq = 380 * Math.pow(1150 / 380, x);
+    const freq = 380 * (1150 / 380) ** x;
     phase += (TAU * freq) / SOUND_SAMPLE_RATE;
     const chirp = Math.sin(phase) + 0.25 * Math.sin(2 * phase);
 
@@ -112,7 +112,7 @@ function renderDie(out: Float64Array): void {
   for (let i = 0; i < n; i++) {
     const t = i / SOUND_SAMPLE_RATE;
 
-    const thudFreq = 110 * Math.pow(40 / 110, Math.min(1, t / 0.12));
+    const thudFreq = 110 * (40 / 110) ** Math.min(1, t / 0.12);
     thudPhase += (TAU * thudFreq) / SOUND_SAMPLE_RATE;
     const thud = attack(t, 0.002) * Math.exp(-t / 0.045) * Math.sin(thudPhase);
 
@@ -123,7 +123,7 @@ function renderDie(out: Float64Array): void {
     if (t >= toneStart) {
       const u = t - toneStart;
       const x = u / toneLength;
-      const freq = 700 * Math.pow(120 / 700, x);
+      const freq = 700 * (120 / 700) ** x;
       tonePhase += (TAU * freq) / SOUND_SAMPLE_RATE;
       const wave = Math.sin(tonePhase) + Math.sin(3 * tonePhase) / 3 + Math.sin(5 * tonePhase) / 5;
       tone = attack(u, 0.01) * (1 - x) * Math.exp(-u / 0.3) * wave;

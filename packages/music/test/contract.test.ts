@@ -1,22 +1,13 @@
 import { toBinary } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
+import { Code } from "@connectrpc/connect";
 import { Sound, SoundClipSchema, type SoundClip } from "@flaplab/contracts/music/v1/music_pb";
-import { describeContract, type ContractMode } from "@flaplab/testkit";
+import { type ContractMode, describeContract, rejection } from "@flaplab/testkit";
 import { expect, it } from "vitest";
 import { createMusic, createMusicStreams, createSoundCatalog, musicComponent, type MusicStreams } from "../src/index.js";
 
 const catalog = createSoundCatalog();
 /** The registry each mode's music component sends to, so tests can open a game's stream first. */
 const streamsByMode = new Map<ContractMode, MusicStreams>();
-
-async function rejection(promise: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await promise;
-  } catch (err) {
-    return ConnectError.from(err);
-  }
-  throw new Error("expected the call to fail");
-}
 
 describeContract(
   {

@@ -98,5 +98,5 @@ export function callLogToFlappyGoCsv(ndjson: string): { csv: string; rows: numbe
     const cells = [rec["src"], rec["srcVerb"], rec["dst"], rec["dstVerb"], rec["gameId"], rec["durationNs"]];
     out.push(csvRow(cells.map((c) => String(c ?? ""))));
   }
-  return { csv: out.join("\n") + "\n", rows: out.length - 1, skipped };
+  return { csv: `${out.join("\n")}\n`, rows: out.length - 1, skipped };
 }

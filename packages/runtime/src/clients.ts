@@ -291,46 +291,12 @@ export function networkTransport(
   if (net.protocol === "connect" && net.httpVersion !== "2") {
     // The default network setting: Connect over HTTP/1.1, one write per call (connect-h1.ts).
     const h1 = { baseUrl, agent: conn.agent, binary: net.format === "binary", readMaxBytes };
-    return {
-      unary<I extends DescMessage, O extends DescMessage>(
-        method: DescMethodUnary<I, O>,
-        signal: AbortSignal | undefined,
-        timeoutMs: number | undefined,
-        header: ConstructorParameters<typeof Headers>[0],
-        input: MessageInitShape<I>,
-      ): Promise<UnaryResponse<I, O>> {
-        const message = create(method.input, input);
-        const headers = new Headers(header);
-        return observe(site, method.name, headers, message, () =>
-          connectH1Call(h1, method, message, headers, signal, timeoutMs ?? site.defaultTimeoutMs),
-        );
-      },
-      stream() {
-        return Promise.reject(new ConnectError("streaming calls are not served by the runtime", Code.Unimplemented));
-      },
-    };
+    return leanTransport(site, (method, message, headers, signal, timeoutMs) => connectH1Call(h1, method, message, headers, signal, timeoutMs));
   }
   if (net.protocol === "grpc" && net.format === "binary") {
     // gRPC over HTTP/2 on the group's session, one HEADERS and one DATA frame per call (grpc-h2.ts).
     const h2 = { baseUrl, sessions: conn.h2, readMaxBytes };
-    return {
-      unary<I extends DescMessage, O extends DescMessage>(
-        method: DescMethodUnary<I, O>,
-        signal: AbortSignal | undefined,
-        timeoutMs: number | undefined,
-        header: ConstructorParameters<typeof Headers>[0],
-        input: MessageInitShape<I>,
-      ): Promise<UnaryResponse<I, O>> {
-        const message = create(method.input, input);
-        const headers = new Headers(header);
-        return observe(site, method.name, headers, message, () =>
-          grpcH2Call(h2, method, message, headers, signal, timeoutMs ?? site.defaultTimeoutMs),
-        );
-      },
-      stream() {
-        return Promise.reject(new ConnectError("streaming calls are not served by the runtime", Code.Unimplemented));
-      },
-    };
+    return leanTransport(site, (method, message, headers, signal, timeoutMs) => grpcH2Call(h2, method, message, headers, signal, timeoutMs));
   }
   const http = net.httpVersion === "2"
     ? { httpVersion: "2" as const, sessionManager: conn.h2 }
@@ -343,6 +309,35 @@ export function networkTransport(
     case "grpc":
       return createGrpcTransport({ ...common, sessionManager: conn.h2 });
   }
+}
+
+/** One unary call of the runtime's own clients: connect-h1.ts or grpc-h2.ts. */
+type LeanCall = <I extends DescMessage, O extends DescMessage>(
+  method: DescMethodUnary<I, O>,
+  message: MessageShape<I>,
+  headers: Headers,
+  signal: AbortSignal | undefined,
+  timeoutMs: number,
+) => Promise<UnaryResponse<I, O>>;
+
+/** A unary-only transport over one of the runtime's own clients, observed like the others. */
+function leanTransport(site: CallSite, call: LeanCall): Transport {
+  return {
+    unary<I extends DescMessage, O extends DescMessage>(
+      method: DescMethodUnary<I, O>,
+      signal: AbortSignal | undefined,
+      timeoutMs: number | undefined,
+      header: ConstructorParameters<typeof Headers>[0],
+      input: MessageInitShape<I>,
+    ): Promise<UnaryResponse<I, O>> {
+      const message = create(method.input, input);
+      const headers = new Headers(header);
+      return observe(site, method.name, headers, message, () => call(method, message, headers, signal, timeoutMs ?? site.defaultTimeoutMs));
+    },
+    stream() {
+      return Promise.reject(new ConnectError("streaming calls are not served by the runtime", Code.Unimplemented));
+    },
+  };
 }
 
 /** The protocol column of the call log for network settings. */

@@ -8,26 +8,13 @@ import {
   toJsonString,
   type DescMessage,
   type DescMethodUnary,
-  type DescService,
   type MessageShape,
 } from "@bufbuild/protobuf";
 import { Code, ConnectError, type UnaryResponse } from "@connectrpc/connect";
 import { codeFromHttpStatus, errorFromJsonBytes, trailerDemux } from "@connectrpc/connect/protocol-connect";
 import type { Agent } from "node:http";
-
-/** The response of a Connect unary call over HTTP/1.1. */
-class H1Response<I extends DescMessage, O extends DescMessage> implements UnaryResponse<I, O> {
-  readonly stream = false as const;
-  readonly service: DescService;
-  constructor(
-    readonly method: DescMethodUnary<I, O>,
-    readonly message: MessageShape<O>,
-    readonly header: Headers,
-    readonly trailer: Headers,
-  ) {
-    this.service = method.parent;
-  }
-}
+import { CallOutcome } from "./call-outcome.js";
+import { UnaryCallResponse } from "./unary-response.js";
 
 export interface ConnectH1Options {
   /** The callee group's call URL (http:// or https://). */
@@ -65,56 +52,25 @@ export function connectH1Call<I extends DescMessage, O extends DescMessage>(
   });
   const url = `${opts.baseUrl.replace(/\/$/, "")}/${method.parent.typeName}/${method.name}`;
   return new Promise<UnaryResponse<I, O>>((resolve, reject) => {
-    let settled = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const onAbort = (): void => fail(ConnectError.from(signal?.reason, Code.Canceled));
-    const finish = (): void => {
-      settled = true;
-      if (timer !== undefined) clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-    };
-    const fail = (err: ConnectError): void => {
-      if (settled) return;
-      finish();
-      req.destroy();
-      reject(err);
-    };
     const send = url.startsWith("https:") ? httpsRequest : httpRequest;
     const req = send(url, { method: "POST", headers, agent: opts.agent });
-    req.on("error", (err) => fail(fromNodeError(err)));
+    const call = new CallOutcome(resolve, reject, signal, () => req.destroy());
+    req.on("error", (err) => call.fail(fromNodeError(err)));
     req.on("response", (res: IncomingMessage) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on("data", (chunk: Buffer) => {
         size += chunk.byteLength;
         if (size > opts.readMaxBytes) {
-          fail(new ConnectError(`message size ${size} is larger than configured readMaxBytes ${opts.readMaxBytes}`, Code.ResourceExhausted));
+          call.fail(new ConnectError(`message size ${size} is larger than configured readMaxBytes ${opts.readMaxBytes}`, Code.ResourceExhausted));
           return;
         }
         chunks.push(chunk);
       });
-      res.on("error", (err) => fail(fromNodeError(err)));
-      res.on("end", () => {
-        if (settled) return;
-        finish();
-        try {
-          resolve(readAnswer(opts.binary, method, res, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
-        } catch (err) {
-          reject(ConnectError.from(err));
-        }
-      });
+      res.on("error", (err) => call.fail(fromNodeError(err)));
+      res.on("end", () => call.succeed(() => readAnswer(opts.binary, method, res, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))));
     });
-    if (timeoutMs !== undefined) {
-      timer = setTimeout(() => fail(new ConnectError("the operation timed out", Code.DeadlineExceeded)), timeoutMs);
-    }
-    if (signal !== undefined) {
-      if (signal.aborted) {
-        onAbort();
-        return;
-      }
-      signal.addEventListener("abort", onAbort);
-    }
-    req.end(body);
+    if (call.start(timeoutMs)) req.end(body);
   });
 }
 
@@ -135,7 +91,9 @@ function readAnswer<I extends DescMessage, O extends DescMessage>(
   const type = (res.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
   if (status !== 200) {
     const metadata = new Headers(header);
-    trailer.forEach((value, key) => metadata.append(key, value));
+    trailer.forEach((value, key) => {
+      metadata.append(key, value);
+    });
     const fallback = new ConnectError(`HTTP ${status}`, codeFromHttpStatus(status), metadata);
     if (type !== "application/json") throw fallback;
     throw errorFromJsonBytes(bytes, metadata, fallback);
@@ -153,7 +111,7 @@ function readAnswer<I extends DescMessage, O extends DescMessage>(
   } catch (e) {
     throw new ConnectError(`parse ${binary ? "binary" : "json"}: ${e instanceof Error ? e.message : String(e)}`, Code.Internal);
   }
-  return new H1Response(method, create(method.output, message), header, trailer);
+  return new UnaryCallResponse(method, create(method.output, message), header, trailer);
 }
 
 /** A Node socket or HTTP error as Connect-ES's Node client reports it. */

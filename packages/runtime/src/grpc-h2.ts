@@ -1,21 +1,10 @@
 import { constants, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http2";
-import { create, fromBinary, toBinary, type DescMessage, type DescMethodUnary, type DescService, type MessageShape } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary, type DescMessage, type DescMethodUnary, type MessageShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type UnaryResponse } from "@connectrpc/connect";
 import { codeFromHttpStatus, findTrailerError } from "@connectrpc/connect/protocol-grpc";
 import type { Http2SessionManager } from "@connectrpc/connect-node";
-
-class GrpcResponse<I extends DescMessage, O extends DescMessage> implements UnaryResponse<I, O> {
-  readonly stream = false as const;
-  readonly service: DescService;
-  constructor(
-    readonly method: DescMethodUnary<I, O>,
-    readonly message: MessageShape<O>,
-    readonly header: Headers,
-    readonly trailer: Headers,
-  ) {
-    this.service = method.parent;
-  }
-}
+import { CallOutcome } from "./call-outcome.js";
+import { UnaryCallResponse } from "./unary-response.js";
 
 export interface GrpcH2Options {
   /** The callee group's call URL (http:// for h2c, https:// for h2 over TLS). */
@@ -59,55 +48,28 @@ export async function grpcH2Call<I extends DescMessage, O extends DescMessage>(
     throw fromStreamError(err);
   }
   return new Promise<UnaryResponse<I, O>>((resolve, reject) => {
-    let settled = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
     let responseHeaders: IncomingHttpHeaders | undefined;
     let trailers: IncomingHttpHeaders | undefined;
     const chunks: Buffer[] = [];
     let size = 0;
-    const onAbort = (): void => fail(ConnectError.from(signal?.reason, Code.Canceled), constants.NGHTTP2_CANCEL);
-    const finish = (): void => {
-      settled = true;
-      if (timer !== undefined) clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-    };
-    const fail = (err: ConnectError, rstCode = constants.NGHTTP2_CANCEL): void => {
-      if (settled) return;
-      finish();
-      if (!stream.closed) stream.close(rstCode);
-      reject(err);
-    };
+    const call = new CallOutcome(resolve, reject, signal, () => {
+      if (!stream.closed) stream.close(constants.NGHTTP2_CANCEL);
+    });
     stream.on("response", (h) => (responseHeaders = h));
     stream.on("trailers", (t) => (trailers = t));
     stream.on("data", (chunk: Buffer) => {
       size += chunk.byteLength;
       if (size > opts.readMaxBytes + 5) {
-        fail(new ConnectError(`message size is larger than configured readMaxBytes ${opts.readMaxBytes}`, Code.ResourceExhausted));
+        call.fail(new ConnectError(`message size is larger than configured readMaxBytes ${opts.readMaxBytes}`, Code.ResourceExhausted));
         return;
       }
       chunks.push(chunk);
     });
-    stream.on("error", (err) => fail(fromStreamError(err)));
-    stream.on("close", () => {
-      if (settled) return;
-      finish();
-      try {
-        resolve(readAnswer(method, stream.rstCode, responseHeaders, trailers, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
-      } catch (err) {
-        reject(ConnectError.from(err));
-      }
-    });
-    if (timeoutMs !== undefined) {
-      timer = setTimeout(() => fail(new ConnectError("the operation timed out", Code.DeadlineExceeded)), timeoutMs);
-    }
-    if (signal !== undefined) {
-      if (signal.aborted) {
-        onAbort();
-        return;
-      }
-      signal.addEventListener("abort", onAbort);
-    }
-    stream.end(body);
+    stream.on("error", (err) => call.fail(fromStreamError(err)));
+    stream.on("close", () =>
+      call.succeed(() => readAnswer(method, stream.rstCode, responseHeaders, trailers, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))),
+    );
+    if (call.start(timeoutMs)) stream.end(body);
   });
 }
 
@@ -141,7 +103,9 @@ function readAnswer<I extends DescMessage, O extends DescMessage>(
   // Trailers-only: the status is in the headers.
   const error = findTrailerError(trailerHeaders === undefined ? header : trailer);
   if (error !== undefined) {
-    header.forEach((value, key) => error.metadata.append(key, value));
+    header.forEach((value, key) => {
+      error.metadata.append(key, value);
+    });
     throw error;
   }
   if (trailerHeaders === undefined) {
@@ -159,7 +123,7 @@ function readAnswer<I extends DescMessage, O extends DescMessage>(
   } catch (e) {
     throw new ConnectError(`parse binary: ${e instanceof Error ? e.message : String(e)}`, Code.Internal);
   }
-  return new GrpcResponse(method, create(method.output, message), header, trailer);
+  return new UnaryCallResponse(method, create(method.output, message), header, trailer);
 }
 
 /** The error of an HTTP/2 stream reset, as Connect-ES maps the codes. */

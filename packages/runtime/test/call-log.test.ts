@@ -34,7 +34,7 @@ describe("call log", () => {
 
   it("converts to FlappyGo's stats.csv, keeping only caller-side rpc records", async () => {
     const text = await logLines([record, { ...record, side: "server", src: "external" }]);
-    const { csv, rows, skipped } = callLogToFlappyGoCsv(text + '{"msg":"server listening"}\n');
+    const { csv, rows, skipped } = callLogToFlappyGoCsv(`${text}{"msg":"server listening"}\n`);
     expect(csv.split("\n")[0]).toBe("SrcSvcName,SrcSvcVerb,DestSvcName,DestSvcVerb,GameId,ReqTime");
     expect(csv.split("\n")[1]).toBe("initiator,StartGame,worldgen,GenerateWorld,g-1,1234567");
     expect(rows).toBe(1);

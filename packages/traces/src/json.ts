@@ -75,7 +75,7 @@ export function parseFlapLabTrace(text: string, options: ParseOptions = {}): Tra
   if (inputs.length + 1 > limits.maxInputs) fail(`more than ${limits.maxInputs} key presses`, "$.inputs");
   const offsets: number[] = [];
   const ticks: number[] = [];
-  inputs.forEach((input, i) => {
+  for (const [i, input] of inputs.entries()) {
     const path = `$.inputs[${i}]`;
     if (!isObject(input)) return fail("must be an object {t}", path);
     checkKeys(input, INPUT_KEYS, path);
@@ -99,7 +99,7 @@ export function parseFlapLabTrace(text: string, options: ParseOptions = {}): Tra
     } else if (ticks.length > 0) {
       fail("tick must be given for every input or for none", path);
     }
-  });
+  }
 
   if (doc.dropLastInput !== undefined && typeof doc.dropLastInput !== "boolean") {
     fail("dropLastInput must be a boolean", "$.dropLastInput");

@@ -1,18 +1,9 @@
-import { Code, ConnectError } from "@connectrpc/connect";
-import { describeContract } from "@flaplab/testkit";
+import { Code } from "@connectrpc/connect";
+import { describeContract, rejection } from "@flaplab/testkit";
 import { expect, it } from "vitest";
 import { createWorldGen, generateWorld, worldgenComponent } from "../src/index.js";
 
 const viewport = { width: 480, height: 640 };
-
-async function rejection(promise: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await promise;
-  } catch (err) {
-    return ConnectError.from(err);
-  }
-  throw new Error("expected the call to fail");
-}
 
 describeContract(
   {

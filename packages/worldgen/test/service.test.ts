@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, createHandlerContext } from "@connectrpc/connect";
+import { Code, createHandlerContext } from "@connectrpc/connect";
 import {
   GenerateWorldRequestSchema,
   WorldGenService,
@@ -7,6 +7,7 @@ import {
 } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import { describe, expect, it } from "vitest";
 import { createWorldGen, generateWorld, worldgenComponent } from "../src/index.js";
+import { rejection } from "@flaplab/testkit";
 
 function context() {
   return createHandlerContext({
@@ -20,15 +21,6 @@ function context() {
 
 async function call(impl: ReturnType<typeof createWorldGen>, request: GenerateWorldRequest) {
   return await impl.generateWorld(request, context());
-}
-
-async function rejection(promise: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await promise;
-  } catch (err) {
-    return ConnectError.from(err);
-  }
-  throw new Error("expected the call to fail");
 }
 
 describe("worldgenComponent", () => {

@@ -99,7 +99,10 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     if (flag === "--out" || flag === "-o") outDir = value();
     else if (flag === "--flappygo") flappyGo.push(value());
     else if (flag === "--help" || flag === "-h") help = true;
-    else if (flag === "--") inputs.push(...argv.slice(i + 1)), (i = argv.length);
+    else if (flag === "--") {
+      inputs.push(...argv.slice(i + 1));
+      i = argv.length;
+    }
     else if (flag.startsWith("-")) throw new UsageError(`unknown option ${flag}`, true);
     else inputs.push(arg);
   }

@@ -38,26 +38,27 @@ export const USAGE = `usage: pnpm replay --url <web url> --trace <file> [--trace
                    [--slack-ms <ms>] [--stock-scheduling]`;
 
 export async function parseReplayArgs(argv: readonly string[], cwd: string): Promise<ReplayOptions> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        url: { type: "string" },
-        trace: { type: "string", multiple: true },
-        runs: { type: "string", default: "1" },
-        out: { type: "string" },
-        deployment: { type: "string" },
-        retries: { type: "string", default: "0" },
-        "rpc-logs": { type: "string", multiple: true },
-        chromium: { type: "string", default: process.env["FLAPLAB_CHROMIUM"] ?? "/usr/bin/chromium" },
-        "slack-ms": { type: "string", default: "15000" },
-        "stock-scheduling": { type: "boolean", default: false },
-      },
-    }));
-  } catch (err) {
-    throw new ReplayUsageError(`${(err as Error).message}\n${USAGE}`);
-  }
+  const values = (() => {
+    try {
+      return parseArgs({
+        args: [...argv],
+        options: {
+          url: { type: "string" },
+          trace: { type: "string", multiple: true },
+          runs: { type: "string", default: "1" },
+          out: { type: "string" },
+          deployment: { type: "string" },
+          retries: { type: "string", default: "0" },
+          "rpc-logs": { type: "string", multiple: true },
+          chromium: { type: "string", default: process.env["FLAPLAB_CHROMIUM"] ?? "/usr/bin/chromium" },
+          "slack-ms": { type: "string", default: "15000" },
+          "stock-scheduling": { type: "boolean", default: false },
+        },
+      }).values;
+    } catch (err) {
+      throw new ReplayUsageError(`${(err as Error).message}\n${USAGE}`);
+    }
+  })();
   if (!values.url) throw new ReplayUsageError(`--url is required\n${USAGE}`);
   if (!values.trace?.length) throw new ReplayUsageError(`at least one --trace is required\n${USAGE}`);
   if (!values.out) throw new ReplayUsageError(`--out is required\n${USAGE}`);

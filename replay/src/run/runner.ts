@@ -145,8 +145,8 @@ async function writeRun(folder: string, summary: RunSummary & { csv?: string }, 
   await mkdir(partial, { recursive: true });
   const { csv, ...rest } = summary;
   await writeFile(join(partial, "latency.csv"), csv ?? "");
-  await writeFile(join(partial, "rpc.ndjson"), rpc.map((l) => l + "\n").join(""));
-  await writeFile(join(partial, "summary.json"), JSON.stringify({ ...rest, rpcRecords: rpc.length }, null, 2) + "\n");
+  await writeFile(join(partial, "rpc.ndjson"), rpc.map((l) => `${l}\n`).join(""));
+  await writeFile(join(partial, "summary.json"), `${JSON.stringify({ ...rest, rpcRecords: rpc.length }, null, 2)}\n`);
   await rm(folder, { recursive: true, force: true });
   await rename(partial, folder);
 }

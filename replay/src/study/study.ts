@@ -27,23 +27,24 @@ export interface StudyOptions {
 }
 
 export function parseStudyArgs(argv: readonly string[], cwd: string, repo: string): StudyOptions {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        runs: { type: "string", default: "5" },
-        out: { type: "string", default: "results/study" },
-        deployments: { type: "string", default: STUDY_DEPLOYMENTS.join(",") },
-        trace: { type: "string", multiple: true },
-        retries: { type: "string", default: "0" },
-        chromium: { type: "string", default: process.env["FLAPLAB_CHROMIUM"] ?? "/usr/bin/chromium" },
-        "stock-scheduling": { type: "boolean", default: false },
-      },
-    }));
-  } catch (err) {
-    throw new ReplayUsageError(`${(err as Error).message}\n${STUDY_USAGE}`);
-  }
+  const values = (() => {
+    try {
+      return parseArgs({
+        args: [...argv],
+        options: {
+          runs: { type: "string", default: "5" },
+          out: { type: "string", default: "results/study" },
+          deployments: { type: "string", default: STUDY_DEPLOYMENTS.join(",") },
+          trace: { type: "string", multiple: true },
+          retries: { type: "string", default: "0" },
+          chromium: { type: "string", default: process.env["FLAPLAB_CHROMIUM"] ?? "/usr/bin/chromium" },
+          "stock-scheduling": { type: "boolean", default: false },
+        },
+      }).values;
+    } catch (err) {
+      throw new ReplayUsageError(`${(err as Error).message}\n${STUDY_USAGE}`);
+    }
+  })();
   const runs = Number(values.runs);
   if (!Number.isInteger(runs) || runs < 1 || runs > 1000) throw new ReplayUsageError(`--runs must be 1…1000, got ${values.runs}`);
   const retries = Number(values.retries);

@@ -6,20 +6,10 @@ import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import { MusicService, Sound } from "@flaplab/contracts/music/v1/music_pb";
 import { createServiceSigner, loadServiceKeys } from "@flaplab/identity";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { outcome, startMonolith, type Monolith } from "./credentials-harness.js";
+import { describe, expect, it } from "vitest";
+import { monolithWithPlayer, outcome } from "./credentials-harness.js";
 
-let m: Monolith;
-let token: string;
-
-beforeAll(async () => {
-  m = await startMonolith();
-  token = await m.register("mallory");
-}, 60_000);
-
-afterAll(async () => {
-  await m?.stop();
-});
+const t = monolithWithPlayer();
 
 const openWorld = {
   seed: 1n,
@@ -30,25 +20,25 @@ const openWorld = {
 describe("a player bringing their own world", () => {
   it("cannot create a game on the engine directly, in Connect or gRPC", async () => {
     for (const protocol of ["connect", "grpc"] as const) {
-      const engine = m.client(EngineService, protocol, { authorization: `Bearer ${token}` });
+      const engine = t.m.client(EngineService, protocol, { authorization: `Bearer ${t.token}` });
       const gameId = `own-world-${protocol}`;
       expect(await outcome(engine.startGame({ gameId, world: openWorld, bird: { width: 34, height: 24 } }))).toBe("permission_denied");
       expect(await outcome(engine.handleInput({ gameId, key: Key.SPACE, seq: 1 }))).toBe("permission_denied");
       // The game was never created: even the engine's own credential finds nothing to play.
-      const serviceKeys = await loadServiceKeys({ dataDir: m.dir, env: {} });
+      const serviceKeys = await loadServiceKeys({ dataDir: t.m.dir, env: {} });
       const asInitiator = await createServiceSigner({ privateKey: serviceKeys.privateKey }).tokenFor("initiator", "mallory");
-      const internal = m.client(EngineService, protocol, { authorization: `Bearer ${asInitiator}` });
+      const internal = t.m.client(EngineService, protocol, { authorization: `Bearer ${asInitiator}` });
       expect(await outcome(internal.handleInput({ gameId, key: Key.SPACE, seq: 1 }))).toBe("not_found");
     }
   });
 
   it("cannot call the world generator or push sounds either, but can still start a normal game", async () => {
-    const headers = { authorization: `Bearer ${token}` };
-    const worldgen = m.client(WorldGenService, "grpc", headers);
+    const headers = { authorization: `Bearer ${t.token}` };
+    const worldgen = t.m.client(WorldGenService, "grpc", headers);
     expect(await outcome(worldgen.generateWorld({ gameId: "w1", seed: 1n }))).toBe("permission_denied");
-    const music = m.client(MusicService, "connect", headers);
+    const music = t.m.client(MusicService, "connect", headers);
     expect(await outcome(music.playMusic({ gameId: "w1", sound: Sound.FLAP }))).toBe("permission_denied");
-    const game = await m.client(InitiatorService, "connect", headers).startGame({ seed: 6977347407732442987n });
+    const game = await t.m.client(InitiatorService, "connect", headers).startGame({ seed: 6977347407732442987n });
     expect(game.seed).toBe(6977347407732442987n);
     expect(game.pipesInView).toBeGreaterThan(0);
   });

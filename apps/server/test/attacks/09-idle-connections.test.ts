@@ -2,43 +2,29 @@
 // h2c sessions) held open to exhaust the server's file descriptors. The RPC port closes a
 // connection that sends nothing within the first-byte timeout and one with no call in progress
 // for the idle timeout (short values here), and keeps serving.
-import { rm } from "node:fs/promises";
 import { connect as connectH2, type ClientHttp2Session } from "node:http2";
 import { connect as connectTcp, type Socket } from "node:net";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
-import { loadTopology } from "@flaplab/runtime";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type RunningServer } from "../../src/server.js";
-import { topologyOnFreePorts } from "../helpers.js";
+import { startMonolith, type Monolith } from "./credentials-harness.js";
 
 const FIRST_BYTE_MS = 1000;
 const IDLE_MS = 2000;
 /** What the server may take beyond a timeout (timer checks, a loaded machine). */
 const SLACK_MS = 2500;
 
-let server: RunningServer;
-let dir: string;
+let m: Monolith;
 let port: number;
 
 beforeAll(async () => {
-  const topo = await topologyOnFreePorts("monolith");
-  dir = topo.dir;
-  server = await startServer({
-    topology: await loadTopology(topo.file),
-    group: "monolith",
-    dataDir: dir,
-    logger: pino({ level: "silent" }),
-    hostLimits: { firstByteTimeoutMs: FIRST_BYTE_MS, idleTimeoutMs: IDLE_MS },
-  });
-  port = server.port;
+  m = await startMonolith({ hostLimits: { firstByteTimeoutMs: FIRST_BYTE_MS, idleTimeoutMs: IDLE_MS } });
+  port = m.server.port;
 }, 60_000);
 
 afterAll(async () => {
-  await server?.stop();
-  await rm(dir, { recursive: true, force: true });
+  await m?.stop();
 });
 
 /** Resolves with the ms from now until `emitter` closes (rejects after `withinMs`). */
@@ -93,7 +79,7 @@ describe("idle connections are closed by the server", () => {
     const sessionTimes = await Promise.all(sessions);
     expect(Math.min(...sessionTimes)).toBeGreaterThanOrEqual(IDLE_MS - 100);
 
-    const stats = await server.host.stats();
+    const stats = await m.server.host.stats();
     expect(stats.closedConnections["first-byte-timeout"]).toBe(200);
     expect(stats.closedConnections["idle-h2c"]).toBe(100);
 

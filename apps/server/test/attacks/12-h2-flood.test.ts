@@ -4,20 +4,19 @@
 // server's memory stays bounded and it answers /healthz afterwards. The server runs in its own
 // process (as in production, and so that its RSS can be measured); the load comes from this
 // process with Connect's gRPC client, and again from ghz when `pnpm run setup:ghz` installed it.
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { promisify } from "node:util";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import { SHED_MESSAGE } from "@flaplab/host";
 import { createServiceSigner, loadServiceKeys } from "@flaplab/identity";
+import { GHZ, ghzGenerateWorld } from "@flaplab/testkit/ghz";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO, topologyOnFreePorts } from "../helpers.js";
 
-const GHZ = join(REPO, ".tools/bin/ghz");
 const LOAD_MS = 4000;
 /** Largest growth of the server's RSS during a flood over its RSS before it. */
 const MAX_RSS_GROWTH_MB = 300;
@@ -165,37 +164,8 @@ async function flood(rate: number): Promise<Outcome> {
   return out;
 }
 
-interface GhzReport {
-  readonly count: number;
-  readonly rps: number;
-  readonly statusCodeDistribution?: Record<string, number>;
-  readonly errorDistribution?: Record<string, number>;
-}
-
-/** One ghz run of GenerateWorld on one connection; its JSON report. */
-async function ghz(args: readonly string[]): Promise<GhzReport> {
-  const { stdout } = await promisify(execFile)(
-    GHZ,
-    [
-      ...args,
-      "--insecure",
-      "--connections=1",
-      "--timeout=30s",
-      `--proto=${join(REPO, "proto/flaplab/worldgen/v1/worldgen.proto")}`,
-      `--import-paths=${join(REPO, "proto")}`,
-      "--call=flaplab.worldgen.v1.WorldGenService/GenerateWorld",
-      "-d",
-      JSON.stringify({ gameId: "flood", viewport: { width: 480, height: 640 }, seed: String(SEED) }),
-      "-m",
-      JSON.stringify({ authorization: `Bearer ${token}` }),
-      "-O",
-      "json",
-      baseUrl.replace("http://", ""),
-    ],
-    { timeout: 90_000, maxBuffer: 64 * 1024 * 1024 },
-  );
-  return JSON.parse(stdout) as GhzReport;
-}
+/** One ghz run of GenerateWorld on one connection. */
+const ghz = (args: readonly string[]) => ghzGenerateWorld({ address: baseUrl.replace("http://", ""), token, args, gameId: "flood", seed: SEED, timeoutMs: 90_000 });
 
 describe("a flood on one h2c connection is shed with resource_exhausted", () => {
   it("Connect's gRPC client, open loop at twice the capacity: only OK and resource_exhausted, bounded RSS, healthy after", async () => {

@@ -4,8 +4,10 @@ import { Code, ConnectError, createClient, type Client, type Interceptor } from 
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import type { DescService } from "@bufbuild/protobuf";
 import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
+import type { HostLimits } from "@flaplab/host";
 import { loadTopology } from "@flaplab/runtime";
 import { pino } from "pino";
+import { afterAll, beforeAll } from "vitest";
 import { startServer, type RunningServer } from "../../src/server.js";
 import { topologyOnFreePorts } from "../helpers.js";
 
@@ -20,13 +22,20 @@ export interface Monolith {
   stop(): Promise<void>;
 }
 
-export async function startMonolith(): Promise<Monolith> {
+export interface MonolithOptions {
+  /** Host limits instead of the defaults (and FLAPLAB_* overrides), e.g. short timeouts. */
+  readonly hostLimits?: Partial<HostLimits>;
+}
+
+/** The repository's monolith topology on free loopback ports, started in this process on a fresh data directory. */
+export async function startMonolith(options: MonolithOptions = {}): Promise<Monolith> {
   const topo = await topologyOnFreePorts("monolith");
   const server = await startServer({
     topology: await loadTopology(topo.file),
     group: "monolith",
     dataDir: topo.dir,
     logger: pino({ level: "silent" }),
+    ...(options.hostLimits ? { hostLimits: options.hostLimits } : {}),
   });
   const baseUrl = `http://127.0.0.1:${server.port}`;
   const auth = createClient(AuthService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
@@ -64,4 +73,20 @@ export async function outcome(p: Promise<unknown>): Promise<string> {
     const code = ConnectError.from(err).code;
     return Code[code]!.replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
   }
+}
+
+/**
+ * For a test file: a monolith started before its tests (with `player` registered) and stopped
+ * after them. Read `m` and `token` inside the tests, once `beforeAll` has run.
+ */
+export function monolithWithPlayer(player = "mallory"): { readonly m: Monolith; readonly token: string } {
+  const state = {} as { m: Monolith; token: string };
+  beforeAll(async () => {
+    state.m = await startMonolith();
+    state.token = await state.m.register(player);
+  }, 60_000);
+  afterAll(async () => {
+    await state.m?.stop();
+  });
+  return state;
 }

@@ -1,0 +1,63 @@
+import { Code, ConnectError } from "@connectrpc/connect";
+
+/**
+ * How one call of the runtime's own clients (connect-h1.ts, grpc-h2.ts) ends: exactly once, by its
+ * answer, an error, its deadline or the caller's abort signal. Ending stops the deadline timer and
+ * the abort listener; a failure also cancels the transport's request (`cancel`).
+ */
+export class CallOutcome<T> {
+  private settled = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private readonly onAbort = (): void => this.fail(ConnectError.from(this.signal?.reason, Code.Canceled));
+
+  constructor(
+    private readonly resolve: (value: T) => void,
+    private readonly reject: (err: ConnectError) => void,
+    private readonly signal: AbortSignal | undefined,
+    private readonly cancel: () => void,
+  ) {}
+
+  /** Starts the deadline and listens to the caller's signal; false when the call has already failed (the signal was aborted). */
+  start(timeoutMs: number | undefined): boolean {
+    if (timeoutMs !== undefined) {
+      this.timer = setTimeout(() => this.fail(new ConnectError("the operation timed out", Code.DeadlineExceeded)), timeoutMs);
+    }
+    if (this.signal !== undefined) {
+      if (this.signal.aborted) {
+        this.onAbort();
+        return false;
+      }
+      this.signal.addEventListener("abort", this.onAbort);
+    }
+    return true;
+  }
+
+  get done(): boolean {
+    return this.settled;
+  }
+
+  /** Ends the call with `err` and cancels its request, unless it has ended already. */
+  fail(err: ConnectError): void {
+    if (this.settled) return;
+    this.end();
+    this.cancel();
+    this.reject(err);
+  }
+
+  /** Ends the call with what `read` makes of the answer (a throw of `read` is the call's error), unless it has ended already. */
+  succeed(read: () => T): void {
+    if (this.settled) return;
+    this.end();
+    try {
+      this.resolve(read());
+    } catch (err) {
+      this.reject(ConnectError.from(err));
+    }
+  }
+
+  private end(): void {
+    this.settled = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.signal?.removeEventListener("abort", this.onAbort);
+  }
+}
