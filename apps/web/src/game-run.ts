@@ -174,8 +174,7 @@ export class GameRun {
         const { value, done } = await reader.read();
         if (done) break;
         const time = this.now();
-        for (const msg of decoder.push(value)) {
-          const bytes = encodeDelimited(GameStreamMessageSchema, msg).length;
+        for (const { message: msg, bytes } of decoder.pushSized(value)) {
           if (msg.kind.case === "frame") {
             const view = views.apply(msg.kind.value);
             if (view.ack) {
@@ -224,8 +223,7 @@ export class GameRun {
         const { value, done } = await reader.read();
         if (done) break;
         const time = this.now();
-        for (const clip of decoder.push(value)) {
-          const bytes = encodeDelimited(SoundClipSchema, clip).length;
+        for (const { message: clip, bytes } of decoder.pushSized(value)) {
           const sound = soundName(clip.sound);
           this.opts.log.audio(clip.inputSeq, clip.tick, sound, bytes, time);
           if (clip.sound === Sound.DIE) this.dieClipSeen();

@@ -48,8 +48,24 @@ export class DelimitedDecoder<D extends DescMessage> {
 
   /** Messages completed by `chunk`, in order. */
   push(chunk: Uint8Array): MessageShape<D>[] {
-    this.buffer = this.buffer.length === 0 ? chunk : concat(this.buffer, chunk);
     const out: MessageShape<D>[] = [];
+    this.read(chunk, (message) => {
+      out.push(message);
+    });
+    return out;
+  }
+
+  /** As `push`, with the bytes each message took on the stream (its length prefix included). */
+  pushSized(chunk: Uint8Array): { message: MessageShape<D>; bytes: number }[] {
+    const out: { message: MessageShape<D>; bytes: number }[] = [];
+    this.read(chunk, (message, bytes) => {
+      out.push({ message, bytes });
+    });
+    return out;
+  }
+
+  private read(chunk: Uint8Array, emit: (message: MessageShape<D>, bytes: number) => void): void {
+    this.buffer = this.buffer.length === 0 ? chunk : concat(this.buffer, chunk);
     let offset = 0;
     for (;;) {
       const header = readPrefix(this.buffer, offset);
@@ -60,18 +76,19 @@ export class DelimitedDecoder<D extends DescMessage> {
       }
       if (this.buffer.length - bodyStart < length) break;
       const body = this.buffer.subarray(bodyStart, bodyStart + length);
+      let message: MessageShape<D>;
       try {
-        out.push(fromBinary(this.schema, body));
+        message = fromBinary(this.schema, body);
       } catch (err) {
         throw new StreamProtocolError(`cannot decode ${this.schema.typeName}: ${(err as Error).message}`, "malformed");
       }
+      emit(message, bodyStart + length - offset);
       offset = bodyStart + length;
     }
     // Keep only a private copy of what is left: the transport may reuse the chunk it handed in.
     if (offset === this.buffer.length) this.buffer = EMPTY;
     else if (offset > 0) this.buffer = this.buffer.slice(offset);
     else if (this.buffer === chunk && chunk.length > 0) this.buffer = chunk.slice();
-    return out;
   }
 
   /** Bytes of an incomplete message waiting for more input. */

@@ -65,6 +65,20 @@ describe("DelimitedDecoder", () => {
     }
   });
 
+  it("gives each message's size on the stream, prefix included, however the stream is chunked", () => {
+    const clip = (inputSeq: number, size: number) =>
+      encodeDelimited(SoundClipSchema, create(SoundClipSchema, { inputSeq, audio: new Uint8Array(size).fill(1) }));
+    // One-, two- and three-byte length prefixes.
+    const parts = [clip(1, 10), clip(2, 300), clip(3, 20_000)];
+    const stream = concat(...parts);
+    for (let cut = 0; cut <= stream.length; cut += 97) {
+      const decoder = new DelimitedDecoder(SoundClipSchema, 64 * 1024);
+      const got = [...decoder.pushSized(stream.subarray(0, cut)), ...decoder.pushSized(stream.subarray(cut))];
+      expect(got.map((g) => g.bytes)).toEqual(parts.map((p) => p.length));
+      expect(got.map((g) => g.message.audio.length)).toEqual([10, 300, 20_000]);
+    }
+  });
+
   it("decodes a message split inside a multi-byte length prefix", () => {
     const clip = create(SoundClipSchema, { mediaType: "audio/wav", audio: new Uint8Array(500).fill(7) });
     const bytes = encodeDelimited(SoundClipSchema, clip);

@@ -57,6 +57,30 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** The grpc-status of one raw gRPC GenerateWorld call over h2c with `body` (from its trailers, or its headers when trailers-only). */
+function rawGrpcStatus(body: Buffer): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const session = connect(baseUrl);
+    const stream = session.request({
+      ":method": "POST",
+      ":path": "/flaplab.worldgen.v1.WorldGenService/GenerateWorld",
+      "content-type": "application/grpc+proto",
+      te: "trailers",
+      ...headers,
+    });
+    let status: string | undefined;
+    stream.on("response", (h) => (status = h["grpc-status"] as string | undefined));
+    stream.on("trailers", (t) => (status = String(t["grpc-status"])));
+    stream.on("end", () => {
+      resolve(status);
+      session.close();
+    });
+    stream.on("error", reject);
+    stream.on("data", () => {});
+    stream.end(body);
+  });
+}
+
 describe("one port, every protocol", () => {
   const transports = {
     "connect binary over HTTP/1.1": () => createConnectTransport({ baseUrl, httpVersion: "1.1" }),
@@ -97,24 +121,7 @@ describe("one port, every protocol", () => {
     const grpc = createClient(WorldGenService, createGrpcTransport({ baseUrl, interceptors: [(next) => async (req) => next(req)] }));
     // A valid call still works after the bad one.
     expect((await grpc.generateWorld({ seed: 1n }, { headers })).world?.seed).toBe(1n);
-    const status = await new Promise<string | undefined>((resolve, reject) => {
-      const session = connect(baseUrl);
-      const stream = session.request({
-        ":method": "POST",
-        ":path": "/flaplab.worldgen.v1.WorldGenService/GenerateWorld",
-        "content-type": "application/grpc+proto",
-        te: "trailers",
-        ...headers,
-      });
-      stream.on("trailers", (t) => {
-        resolve(String(t["grpc-status"]));
-        session.close();
-      });
-      stream.on("error", reject);
-      stream.on("data", () => {});
-      stream.end(Buffer.from([0, 0, 0, 0, 2, 0x12, 0x7f]));
-    });
-    expect(status).toBe(String(Code.InvalidArgument));
+    expect(await rawGrpcStatus(Buffer.from([0, 0, 0, 0, 2, 0x12, 0x7f]))).toBe(String(Code.InvalidArgument));
 
     // gRPC-Web: refused before any message, so a trailers-only answer (the status in its headers).
     const web = await fetch(url, {
@@ -134,27 +141,7 @@ describe("one port, every protocol", () => {
   it("answers invalid_argument for a bad message in an envelope whose flags Connect-ES ignores (gRPC h2c, gRPC-Web HTTP/1.1)", async () => {
     // Flags 0x02 and 0x80 are not the compressed bit: Connect-ES decodes the message anyway and,
     // failing, answers `internal` in the headers of a trailers-only answer.
-    const grpcStatus = await new Promise<string | undefined>((resolve, reject) => {
-      const session = connect(baseUrl);
-      const stream = session.request({
-        ":method": "POST",
-        ":path": "/flaplab.worldgen.v1.WorldGenService/GenerateWorld",
-        "content-type": "application/grpc+proto",
-        te: "trailers",
-        ...headers,
-      });
-      let status: string | undefined;
-      stream.on("response", (h) => (status = h["grpc-status"] as string | undefined));
-      stream.on("trailers", (t) => (status = String(t["grpc-status"])));
-      stream.on("end", () => {
-        resolve(status);
-        session.close();
-      });
-      stream.on("error", reject);
-      stream.on("data", () => {});
-      stream.end(Buffer.from([0x02, 0, 0, 0, 2, 0x12, 0x7f]));
-    });
-    expect(grpcStatus).toBe(String(Code.InvalidArgument));
+    expect(await rawGrpcStatus(Buffer.from([0x02, 0, 0, 0, 2, 0x12, 0x7f]))).toBe(String(Code.InvalidArgument));
 
     const web = await fetch(`${baseUrl}/flaplab.worldgen.v1.WorldGenService/GenerateWorld`, {
       method: "POST",
