@@ -7,7 +7,7 @@ import { CloseCode, type SessionEnd, type SessionHandler, type StreamSession } f
 import type { Logger } from "pino";
 import type { StreamCertificate } from "./certificate.js";
 import { resolveStreamLimits, type StreamLimits } from "./limits.js";
-import { loadWebTransport } from "./webtransport-lib.js";
+import { loadWebTransport, tlsServersOf } from "./webtransport-lib.js";
 
 /** Checks a bearer token; throws (ConnectError Unauthenticated) when it is not valid. */
 export interface TokenVerifier {
@@ -160,8 +160,7 @@ export async function createStreamServer(opts: StreamServerOptions): Promise<Str
 
   server.startServer();
   await server.ready;
-  const transport = (server as unknown as { transportInt: { serverInt?: NodeTlsServer; transportsInts?: Set<{ serverInt?: NodeTlsServer }> } }).transportInt;
-  const tlsServers = (transport.serverInt ? [transport.serverInt] : [...(transport.transportsInts ?? [])].map((t) => t.serverInt)).filter((s) => s !== undefined);
+  const tlsServers = tlsServersOf(server);
   // A connection has handshakeTimeoutMs from its first byte on the wire to its first session
   // request (WebSocket upgrade or extended CONNECT); one that never gets there is dropped.
   const handshakeTimers = new Map<string, NodeJS.Timeout>();
@@ -285,7 +284,6 @@ export async function createStreamServer(opts: StreamServerOptions): Promise<Str
   };
 }
 
-type NodeTlsServer = import("node:events").EventEmitter;
 
 function safeClose(wt: WtSession, code: number, reason: string): void {
   try {
