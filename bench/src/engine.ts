@@ -11,7 +11,7 @@ import type { Percentiles } from "./hist.js";
 import { type GoalResult, metText, type RunOptions, type SectionResult } from "./section.js";
 import type { ClientStats, OpenResult } from "./stream-clients.js";
 import type { StreamGame, StreamServerInfo, StreamServerStats } from "./stream-server.js";
-import { count, ratio, sig } from "./table.js";
+import { count, ratio, sig, tailCells } from "./table.js";
 
 export const LATENESS_LIMIT_US = 2000;
 export const MEMORY_GOAL = 6000;
@@ -247,10 +247,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
           label[r.transport],
           count(r.games),
           count(r.ticks),
-          sig(r.lateness.p50),
-          sig(r.lateness.p99),
-          sig(r.lateness.p999),
-          sig(r.lateness.max),
+          ...tailCells(r.lateness),
           r.transport === "floor" ? "1×" : ratio(r.lateness.p99, floorP99),
           count(r.skipped),
           r.transport === "floor" ? "" : count(r.lost),

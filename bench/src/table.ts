@@ -20,3 +20,8 @@ export function ratio(value: number | null | undefined, base: number | null | un
 export function count(n: number): string {
   return Math.round(n).toLocaleString("en-US");
 }
+
+/** The p50, p99, p99.9 and max cells of a latency summary. */
+export function tailCells(p: { readonly p50: number | null; readonly p99: number | null; readonly p999: number | null; readonly max: number | null }): string[] {
+  return [sig(p.p50), sig(p.p99), sig(p.p999), sig(p.max)];
+}

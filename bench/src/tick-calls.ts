@@ -7,7 +7,7 @@ import { type Child, startChild } from "./child.js";
 import type { CpuSample } from "./rpc-server.js";
 import type { RunOptions, SectionResult } from "./section.js";
 import type { TickCallsMode, TickCallsResult } from "./tick-calls-child.js";
-import { count, ratio, sig } from "./table.js";
+import { count, ratio, sig, tailCells } from "./table.js";
 import { benchKeys } from "./rpc-fixture.js";
 
 const FULL = { games: 100, rampMs: 1000, settleMs: 500, measureMs: 6000, rounds: 2 };
@@ -83,10 +83,7 @@ export async function runTickCalls(opts: RunOptions): Promise<SectionResult> {
         String(r.round + 1),
         count(r.games),
         count(r.ticks),
-        sig(r.lateness.p50),
-        sig(r.lateness.p99),
-        sig(r.lateness.p999),
-        sig(r.lateness.max),
+        ...tailCells(r.lateness),
         sig(r.ack.p50),
         sig(r.ack.p99),
         sig(r.ack.max),

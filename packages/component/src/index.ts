@@ -5,3 +5,4 @@ export type { Principal } from "./principal.js";
 export { currentCall, runInCall } from "./call-context.js";
 export type { CallContext } from "./call-context.js";
 export { clientAddressKey, clientAddressOf } from "./client-address.js";
+export { CallSignal, deadlineExceeded } from "./call-signal.js";

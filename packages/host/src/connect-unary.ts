@@ -4,6 +4,7 @@ import { create, fromBinary, fromJsonString, toBinary, toJsonString, type DescMe
 import { Code, ConnectError, type ContextValues, type HandlerContext } from "@connectrpc/connect";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { parseTimeout as parseGrpcTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
+import { CallSignal } from "@flaplab/component";
 
 type NodeRequest = IncomingMessage | Http2ServerRequest;
 type NodeResponse = ServerResponse | Http2ServerResponse;
@@ -178,13 +179,9 @@ export async function serveConnectUnary(
  * aborts when the client goes away, at the deadline (DeadlineExceeded), at shutdown, and when the
  * call is over.
  */
-export class ServerCallContext implements HandlerContext {
+export class ServerCallContext extends CallSignal implements HandlerContext {
   readonly requestMethod = "POST";
   readonly service: DescService;
-  private readonly deadline: number | undefined;
-  private controller: AbortController | undefined;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private ended: { reason: unknown } | undefined;
   private headers: Headers | undefined;
   private response: Headers | undefined;
   private trailer: Headers | undefined;
@@ -200,12 +197,8 @@ export class ServerCallContext implements HandlerContext {
     readonly values: ContextValues,
     private readonly shutdownSignal: AbortSignal,
   ) {
+    super(timeoutMs);
     this.service = method.parent;
-    if (timeoutMs !== undefined && Number.isFinite(timeoutMs)) this.deadline = Date.now() + timeoutMs;
-  }
-
-  timeoutMs(): number | undefined {
-    return this.deadline === undefined ? undefined : this.deadline - Date.now();
   }
 
   get url(): string {
@@ -253,41 +246,24 @@ export class ServerCallContext implements HandlerContext {
     });
   }
 
-  get signal(): AbortSignal {
-    if (this.controller) return this.controller.signal;
-    this.controller = new AbortController();
-    const { deadline, ended, shutdownSignal, res } = this;
-    if (ended) this.stop(ended.reason);
-    else if (shutdownSignal.aborted) this.stop(shutdownSignal.reason);
-    else if (res.destroyed) this.stop(clientGone());
-    else if (deadline !== undefined && deadline <= Date.now()) this.stop(deadlineExceeded());
-    else {
-      this.onShutdown = () => this.stop(shutdownSignal.reason);
-      shutdownSignal.addEventListener("abort", this.onShutdown);
-      this.onClose = () => this.stop(clientGone());
-      res.once("close", this.onClose);
-      if (deadline !== undefined) this.timer = setTimeout(() => this.stop(deadlineExceeded()), deadline - Date.now());
-    }
-    return this.controller.signal;
+  protected endedBefore(): { reason: unknown } | undefined {
+    if (this.shutdownSignal.aborted) return { reason: this.shutdownSignal.reason };
+    if (this.res.destroyed) return { reason: clientGone() };
+    return undefined;
   }
 
-  /** Ends the call: aborts the signal if a handler has it, with `reason`. */
-  abort(reason?: unknown): void {
-    if (this.ended) return;
-    this.ended = { reason };
-    this.stop(reason);
+  protected listen(stop: (reason: unknown) => void): void {
+    const { shutdownSignal, res } = this;
+    this.onShutdown = () => stop(shutdownSignal.reason);
+    shutdownSignal.addEventListener("abort", this.onShutdown);
+    this.onClose = () => stop(clientGone());
+    res.once("close", this.onClose);
   }
 
-  private stop(reason: unknown): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
+  protected unlisten(): void {
     if (this.onShutdown) this.shutdownSignal.removeEventListener("abort", this.onShutdown);
     if (this.onClose) this.res.off("close", this.onClose);
-    if (this.controller && !this.controller.signal.aborted) this.controller.abort(reason ?? new ConnectError("the call is over", Code.Canceled));
   }
-}
-
-function deadlineExceeded(): ConnectError {
-  return new ConnectError("the operation timed out", Code.DeadlineExceeded);
 }
 
 function clientGone(): ConnectError {

@@ -1,5 +1,6 @@
 import type { DescMethodUnary, DescService } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextValues, type ContextValues, type HandlerContext } from "@connectrpc/connect";
+import { createContextValues, type ContextValues, type HandlerContext } from "@connectrpc/connect";
+import { CallSignal } from "@flaplab/component";
 
 /** Header a runtime client puts on every call: "<component>.<verb>" of the caller. */
 export const CALLER_HEADER = "x-flaplab-caller";
@@ -19,15 +20,11 @@ type HeadersInit = ConstructorParameters<typeof Headers>[0];
  * than closures, so that a call creates no functions: under tsx (esbuild's `keepNames`) each named
  * function created costs ≈ 0.3 µs.
  */
-export class DirectContext implements HandlerContext {
+export class DirectContext extends CallSignal implements HandlerContext {
   readonly protocolName = "direct";
   readonly requestMethod = "POST";
   readonly service: DescService;
   readonly values: ContextValues;
-  private readonly deadline: number | undefined;
-  private controller: AbortController | undefined;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private ended: { reason: unknown } | undefined;
   private onCallerAbort: (() => void) | undefined;
   private headers: Headers | undefined;
   private response: Headers | undefined;
@@ -45,13 +42,9 @@ export class DirectContext implements HandlerContext {
     timeoutMs: number | undefined,
     contextValues: ContextValues | undefined,
   ) {
+    super(timeoutMs);
     this.service = method.parent;
     this.values = contextValues ?? createContextValues();
-    if (timeoutMs !== undefined) this.deadline = Date.now() + timeoutMs;
-  }
-
-  timeoutMs(): number | undefined {
-    return this.deadline === undefined ? undefined : this.deadline - Date.now();
   }
 
   get url(): string {
@@ -81,37 +74,18 @@ export class DirectContext implements HandlerContext {
     return { header: this.responseHeader, trailer: this.responseTrailer };
   }
 
-  get signal(): AbortSignal {
-    if (this.controller) return this.controller.signal;
-    this.controller = new AbortController();
-    const { callerSignal, deadline, ended } = this;
-    if (ended) this.stop(ended.reason);
-    else if (callerSignal?.aborted) this.stop(callerSignal.reason);
-    else if (deadline !== undefined && deadline <= Date.now()) this.stop(deadlineExceeded());
-    else {
-      if (callerSignal) {
-        this.onCallerAbort = () => this.stop(callerSignal.reason);
-        callerSignal.addEventListener("abort", this.onCallerAbort);
-      }
-      if (deadline !== undefined) this.timer = setTimeout(() => this.stop(deadlineExceeded()), deadline - Date.now());
-    }
-    return this.controller.signal;
+  protected endedBefore(): { reason: unknown } | undefined {
+    return this.callerSignal?.aborted ? { reason: this.callerSignal.reason } : undefined;
   }
 
-  /** Ends the call: aborts the signal if a handler has it, with `reason`. */
-  abort(reason?: unknown): void {
-    if (this.ended) return;
-    this.ended = { reason };
-    this.stop(reason);
+  protected listen(stop: (reason: unknown) => void): void {
+    const caller = this.callerSignal;
+    if (caller === undefined) return;
+    this.onCallerAbort = () => stop(caller.reason);
+    caller.addEventListener("abort", this.onCallerAbort);
   }
 
-  private stop(reason: unknown): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
+  protected unlisten(): void {
     if (this.onCallerAbort) this.callerSignal?.removeEventListener("abort", this.onCallerAbort);
-    if (this.controller && !this.controller.signal.aborted) this.controller.abort(reason);
   }
-}
-
-export function deadlineExceeded(): ConnectError {
-  return new ConnectError("the operation timed out", Code.DeadlineExceeded);
 }
