@@ -29,7 +29,7 @@ export {
   SERVICE_TTL_SECONDS,
   TOKEN_ALGORITHM,
 } from "./tokens.js";
-export type { Principal, ServiceSigner, ServiceSignerOptions, SignedToken, Signer, SignerOptions, Verifier, VerifierOptions } from "./tokens.js";
+export type { Principal, ServiceSigner, ServiceSignerOptions, SignedToken, Signer, SignerOptions, TokenVerifier, Verifier, VerifierOptions } from "./tokens.js";
 export {
   createStreamAuthorizer,
   createStreamTicketSigner,

@@ -71,9 +71,15 @@ export function createSigner(opts: SignerOptions): Signer {
   };
 }
 
-export interface Verifier {
+/** What checks a bearer token, as the runtime's guard and the stream server need it. */
+export interface TokenVerifier {
   /** The verified principal, or a ConnectError with Code.Unauthenticated saying why not. */
   verify(token: string): Promise<Principal>;
+  /** The principal of a token verified before and not yet expired, without waiting (optional: a fast path). */
+  cached?(token: string): Principal | undefined;
+}
+
+export interface Verifier extends TokenVerifier {
   /** The principal of a token verified before and not yet expired, without waiting; else undefined. */
   cached(token: string): Principal | undefined;
 }

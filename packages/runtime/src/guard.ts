@@ -7,17 +7,11 @@ import {
   type ComponentDefinition,
   type Principal,
 } from "@flaplab/component";
-import { parseBearer } from "@flaplab/identity";
+import { parseBearer, type TokenVerifier } from "@flaplab/identity";
 import type { CallLog, CallRecord } from "./call-log.js";
 import { CALLER_HEADER, DirectContext } from "./direct-context.js";
 import type { GroupSpec } from "./topology.js";
 
-/** Checks a bearer token; throws ConnectError(Unauthenticated) when it is not valid. */
-export interface TokenVerifier {
-  verify(token: string): Promise<Principal>;
-  /** The principal of a token verified before, without waiting (optional: a fast path). */
-  cached?(token: string): Principal | undefined;
-}
 
 // The caller header ("<component>.<verb>") is believed only on calls that carry a component
 // credential; any other call is logged as external.

@@ -3,7 +3,7 @@ export type { Runtime, RuntimeOptions, MountedComponent, EdgePlan } from "./runt
 export { loadTopology, parseTopology, groupOf, findGroup, networkFor, TopologyError } from "./topology.js";
 export type { Topology, GroupSpec, NetworkSettings, InProcessMode } from "./topology.js";
 export { CALLER_HEADER, codeName } from "./guard.js";
-export type { TokenVerifier } from "./guard.js";
+export type { TokenVerifier } from "@flaplab/identity";
 export {
   callLogToFlappyGoCsv,
   createCallLogger,

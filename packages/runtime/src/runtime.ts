@@ -13,7 +13,8 @@ import {
   type CallSite,
   type Connections,
 } from "./clients.js";
-import { guardService, type TokenVerifier } from "./guard.js";
+import type { TokenVerifier } from "@flaplab/identity";
+import { guardService } from "./guard.js";
 import { findGroup, groupOf, networkFor, type GroupSpec, type Topology } from "./topology.js";
 
 export interface RuntimeOptions {

@@ -3,16 +3,13 @@ import type { Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Principal } from "@flaplab/component";
+import type { TokenVerifier } from "@flaplab/identity";
 import { CloseCode, type SessionEnd, type SessionHandler, type StreamSession } from "@flaplab/game-stream";
 import type { Logger } from "pino";
 import type { StreamCertificate } from "./certificate.js";
 import { resolveStreamLimits, type StreamLimits } from "./limits.js";
 import { loadWebTransport, tlsServersOf } from "./webtransport-lib.js";
 
-/** Checks a bearer token; throws (ConnectError Unauthenticated) when it is not valid. */
-export interface TokenVerifier {
-  verify(token: string): Promise<Principal>;
-}
 
 /**
  * Decides who a session request is from, before the upgrade is accepted: gets the query of the
