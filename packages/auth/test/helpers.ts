@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, createHandlerContext, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { createHandlerContext, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { AuthService, LoginRequestSchema, RegisterRequestSchema } from "@flaplab/contracts/auth/v1/auth_pb";
 import { expect } from "vitest";
 import type { ScryptParams } from "../src/index.js";
@@ -40,14 +40,4 @@ export async function login(impl: ServiceImpl<typeof AuthService>, username: str
   return plain(await impl.login(create(LoginRequestSchema, { username, password }), ctx("Login")));
 }
 
-export async function expectCode(p: Promise<unknown>, code: Code, message?: RegExp): Promise<ConnectError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ConnectError);
-  const ce = err as ConnectError;
-  expect(Code[ce.code]).toBe(Code[code]);
-  if (message) expect(ce.rawMessage).toMatch(message);
-  return ce;
-}
+export { expectCode } from "@flaplab/testkit";

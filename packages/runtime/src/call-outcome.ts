@@ -61,3 +61,16 @@ export class CallOutcome<T> {
     this.signal?.removeEventListener("abort", this.onAbort);
   }
 }
+
+/** Node error codes of a connection or stream that went away under a call. */
+const ABORTED = new Set(["ECONNRESET", "ERR_STREAM_DESTROYED", "ERR_STREAM_WRITE_AFTER_END", "ERR_HTTP2_INVALID_STREAM"]);
+const UNAVAILABLE = new Set(["ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED"]);
+
+/** A Node socket, HTTP or HTTP/2 error as Connect-ES's Node transports report it. */
+export function fromNodeError(err: unknown): ConnectError {
+  const code = (err as { code?: unknown }).code;
+  const c = typeof code === "string" && ABORTED.has(code) ? Code.Aborted : typeof code === "string" && UNAVAILABLE.has(code) ? Code.Unavailable : Code.Internal;
+  const ce = ConnectError.from(err, c);
+  if (ce !== err) ce.cause = err;
+  return ce;
+}

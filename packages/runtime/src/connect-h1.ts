@@ -13,7 +13,7 @@ import {
 import { Code, ConnectError, type UnaryResponse } from "@connectrpc/connect";
 import { codeFromHttpStatus, errorFromJsonBytes, trailerDemux } from "@connectrpc/connect/protocol-connect";
 import type { Agent } from "node:http";
-import { CallOutcome } from "./call-outcome.js";
+import { CallOutcome, fromNodeError } from "./call-outcome.js";
 import { UnaryCallResponse } from "./unary-response.js";
 
 export interface ConnectH1Options {
@@ -112,15 +112,4 @@ function readAnswer<I extends DescMessage, O extends DescMessage>(
     throw new ConnectError(`parse ${binary ? "binary" : "json"}: ${e instanceof Error ? e.message : String(e)}`, Code.Internal);
   }
   return new UnaryCallResponse(method, create(method.output, message), header, trailer);
-}
-
-/** A Node socket or HTTP error as Connect-ES's Node client reports it. */
-function fromNodeError(err: unknown): ConnectError {
-  const code = (err as { code?: unknown }).code;
-  let c = Code.Internal;
-  if (code === "ECONNRESET" || code === "ERR_STREAM_DESTROYED" || code === "ERR_STREAM_WRITE_AFTER_END") c = Code.Aborted;
-  else if (code === "ETIMEDOUT" || code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "ECONNREFUSED") c = Code.Unavailable;
-  const ce = ConnectError.from(err, c);
-  if (ce !== err) ce.cause = err;
-  return ce;
 }

@@ -3,7 +3,7 @@ import { create, fromBinary, toBinary, type DescMessage, type DescMethodUnary, t
 import { Code, ConnectError, type UnaryResponse } from "@connectrpc/connect";
 import { codeFromHttpStatus, findTrailerError } from "@connectrpc/connect/protocol-grpc";
 import type { Http2SessionManager } from "@connectrpc/connect-node";
-import { CallOutcome } from "./call-outcome.js";
+import { CallOutcome, fromNodeError } from "./call-outcome.js";
 import { UnaryCallResponse } from "./unary-response.js";
 
 export interface GrpcH2Options {
@@ -45,7 +45,7 @@ export async function grpcH2Call<I extends DescMessage, O extends DescMessage>(
   try {
     stream = await opts.sessions.request("POST", `${prefix}/${method.parent.typeName}/${method.name}`, headers, {});
   } catch (err) {
-    throw fromStreamError(err);
+    throw fromNodeError(err);
   }
   return new Promise<UnaryResponse<I, O>>((resolve, reject) => {
     let responseHeaders: IncomingHttpHeaders | undefined;
@@ -65,7 +65,7 @@ export async function grpcH2Call<I extends DescMessage, O extends DescMessage>(
       }
       chunks.push(chunk);
     });
-    stream.on("error", (err) => call.fail(fromStreamError(err)));
+    stream.on("error", (err) => call.fail(fromNodeError(err)));
     stream.on("close", () =>
       call.succeed(() => readAnswer(method, stream.rstCode, responseHeaders, trailers, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))),
     );
@@ -134,14 +134,4 @@ function resetError(rstCode: number | undefined): ConnectError | undefined {
   if (rstCode === constants.NGHTTP2_CANCEL) return new ConnectError(text, Code.Canceled);
   if (rstCode === constants.NGHTTP2_ENHANCE_YOUR_CALM) return new ConnectError(text, Code.ResourceExhausted);
   return new ConnectError(text, Code.Internal);
-}
-
-function fromStreamError(err: unknown): ConnectError {
-  const code = (err as { code?: unknown }).code;
-  let c = Code.Internal;
-  if (code === "ECONNRESET" || code === "ERR_STREAM_DESTROYED" || code === "ERR_HTTP2_INVALID_STREAM") c = Code.Aborted;
-  else if (code === "ETIMEDOUT" || code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "ECONNREFUSED") c = Code.Unavailable;
-  const ce = ConnectError.from(err, c);
-  if (ce !== err) ce.cause = err;
-  return ce;
 }

@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextValues, createHandlerContext, type HandlerContext } from "@connectrpc/connect";
+import { createContextValues, createHandlerContext, type HandlerContext } from "@connectrpc/connect";
 import { principalKey } from "@flaplab/component";
 import {
   GetScoresRequestSchema,
@@ -43,14 +43,4 @@ export async function scores(impl: ScoreImpl, username: string, limit = 0): Prom
   return (await impl.getScores(create(GetScoresRequestSchema, { limit }), ctxAs(username, "GetScores"))) as GetScoresResponse;
 }
 
-export async function expectCode(p: Promise<unknown>, code: Code, message?: RegExp): Promise<ConnectError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ConnectError);
-  const ce = err as ConnectError;
-  expect(Code[ce.code]).toBe(Code[code]);
-  if (message) expect(ce.rawMessage).toMatch(message);
-  return ce;
-}
+export { expectCode } from "@flaplab/testkit";

@@ -2,4 +2,4 @@ export { describeContract, CONTRACT_MODES } from "./contract.js";
 export type { ContractMode, ContractEnv, ContractContext, ContractSpec, ComponentUnderTest } from "./contract.js";
 export { freePorts } from "./ports.js";
 export { memoryCallLog } from "./memory-log.js";
-export { rejection } from "./rejection.js";
+export { expectCode, rejection } from "./rejection.js";
