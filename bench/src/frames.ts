@@ -58,7 +58,7 @@ export async function measureFrameBytes(): Promise<FrameBytesResult> {
         const ack = encoder.ack(state, seq);
         if (ack) {
           acks.messages++;
-          acks.bytes += message(ack).byteLength;
+          acks.bytes += encodeDelimited(GameStreamMessageSchema, create(GameStreamMessageSchema, { kind: { case: "ack", value: ack } })).byteLength;
         }
       }
       next++;

@@ -95,12 +95,12 @@ async function play(url: string, certHash: Uint8Array, game: StreamGame): Promis
         const { value, done } = await reader.read();
         if (done) return;
         for (const msg of dec.push(value)) {
-          if (msg.kind.case !== "frame") continue;
-          const frame = msg.kind.value;
-          if (frame.inputAck) {
+          if (msg.kind.case === "ack") {
             acks++;
             continue;
           }
+          if (msg.kind.case !== "frame") continue;
+          const frame = msg.kind.value;
           frames++;
           const now = performance.now();
           if (last > 0) interArrival.record((now - last) * 1000);

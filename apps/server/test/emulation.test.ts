@@ -97,7 +97,7 @@ async function runDeployment(emulate: boolean): Promise<Map<string, number>> {
       if (end) break;
       for (const m of dec.push(value)) {
         if (m.kind.case === "summary") done = true;
-        if (m.kind.case === "frame" && !m.kind.value.inputAck && [10, 20, 30, 40].includes(m.kind.value.tick)) await input(++seq);
+        if (m.kind.case === "frame" && [10, 20, 30, 40].includes(m.kind.value.tick)) await input(++seq);
       }
     }
   }

@@ -110,15 +110,16 @@ describe("game and music streams", () => {
       if (done) break;
       for (const msg of dec.push(value)) {
         if (msg.kind.case === "summary") summary = msg.kind.value;
-        if (msg.kind.case !== "frame") continue;
         const bytes = encodeDelimited(GameStreamMessageSchema, msg).byteLength;
-        const v = last.apply(msg.kind.value);
-        if (v.ack) {
+        if (msg.kind.case === "ack") {
           // The engine applied a flap between ticks: same tick, no movement yet.
+          const v = last.applyAck(msg.kind.value);
           acks.push([v.tick, v.reflectedSeq, seq]);
           ackBytes += bytes;
           continue;
         }
+        if (msg.kind.case !== "frame") continue;
+        const v = last.apply(msg.kind.value);
         frames++;
         frameBytes += bytes;
         lastTick = v.tick;

@@ -175,14 +175,13 @@ export class GameRun {
         if (done) break;
         const time = this.now();
         for (const { message: msg, bytes } of decoder.pushSized(value)) {
-          if (msg.kind.case === "frame") {
+          if (msg.kind.case === "ack") {
+            // The engine applied a flap; nothing moves until the next tick frame, which the
+            // trace and the renderer wait for.
+            const view = views.applyAck(msg.kind.value);
+            this.opts.log.ack(view.tick, view.reflectedSeq, bytes, time);
+          } else if (msg.kind.case === "frame") {
             const view = views.apply(msg.kind.value);
-            if (view.ack) {
-              // The engine applied a flap; nothing moves until the next tick frame, which the
-              // trace and the renderer wait for.
-              this.opts.log.ack(view.tick, view.reflectedSeq, bytes, time);
-              continue;
-            }
             this.opts.log.frame(view.tick, view.reflectedSeq, bytes, time);
             this.trace.reflected(view.reflectedSeq, view.tick);
             this.lastView = view;

@@ -4,6 +4,7 @@ import {
   GameStreamMessageSchema,
   GameSummarySchema,
   type Frame,
+  type InputAck,
 } from "@flaplab/contracts/engine/v1/stream_pb";
 import { StartGameResponseSchema } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { Sound, SoundClipSchema } from "@flaplab/contracts/music/v1/music_pb";
@@ -76,6 +77,7 @@ function state(tick: number, birdY: number, over = false): FrameSource {
 
 const frameMsg = (frame: Frame) =>
   encodeDelimited(GameStreamMessageSchema, create(GameStreamMessageSchema, { kind: { case: "frame", value: frame } }));
+const ackMsg = (ack: InputAck) => encodeDelimited(GameStreamMessageSchema, create(GameStreamMessageSchema, { kind: { case: "ack", value: ack } }));
 
 const clipMsg = (sound: Sound, inputSeq: number, tick: number) =>
   encodeDelimited(
@@ -142,7 +144,7 @@ describe("GameRun", () => {
     expect(run.flap()).toBe(true);
     game.push(frameMsg(enc.encode(state(2, 196), 1)));
     // The engine acks the flap during tick 2: logged, but nothing is drawn.
-    const ack = frameMsg(enc.ack({ ...state(2, 196), birdVelocity: -4.6 }, 2)!);
+    const ack = ackMsg(enc.ack({ ...state(2, 196), birdVelocity: -4.6 }, 2)!);
     game.push(ack);
     // Two messages in one chunk.
     const f3 = frameMsg(enc.encode(state(3, 190), 2));

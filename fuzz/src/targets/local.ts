@@ -109,7 +109,6 @@ const plausibleFrames: fc.Arbitrary<Frame[]> = fc
           birdY: 200 + i,
           full,
           ...(full ? { score: 0, reflectedSeq: 1, pipeSpeed: 2, pipeWindowX: 0, pipeSpacing: 150, pipeWidth: 52, pipes: [0, 1, 2].map((index) => ({ index, gapStart: 100, gapHeight: 120 })) } : {}),
-          inputAck: false,
         }),
       );
     }

@@ -1,5 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
-import { type Frame, GameStreamMessageSchema, type GameSummary } from "@flaplab/contracts/engine/v1/stream_pb";
+import { type Frame, GameStreamMessageSchema, type GameSummary, type InputAck } from "@flaplab/contracts/engine/v1/stream_pb";
 import { Sound } from "@flaplab/contracts/music/v1/music_pb";
 import type { World } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import { CloseCode, type ClientView, FrameDecoder } from "@flaplab/game-stream";
@@ -76,19 +76,29 @@ function setup(
   };
 }
 
-/** Every frame sent, input acks included, in order. */
-function allFrames(session: MemoryStreamSession): Frame[] {
+/** The tick frames sent. */
+function frames(session: MemoryStreamSession): Frame[] {
   return session.messages(GameStreamMessageSchema).flatMap((m) => (m.kind.case === "frame" ? [m.kind.value] : []));
 }
 
-/** The tick frames sent. */
-function frames(session: MemoryStreamSession): Frame[] {
-  return allFrames(session).filter((f) => !f.inputAck);
+/** The input acks sent. */
+function acks(session: MemoryStreamSession): InputAck[] {
+  return session.messages(GameStreamMessageSchema).flatMap((m) => (m.kind.case === "ack" ? [m.kind.value] : []));
 }
 
-/** The input-ack frames sent. */
-function acks(session: MemoryStreamSession): Frame[] {
-  return allFrames(session).filter((f) => f.inputAck);
+/** [tick, is an ack, seq] of every tick frame (its reflected_seq) and input ack, in order. */
+function sequence(session: MemoryStreamSession): [number, boolean, number | undefined][] {
+  return session.messages(GameStreamMessageSchema).flatMap((m): [number, boolean, number | undefined][] =>
+    m.kind.case === "frame" ? [[m.kind.value.tick, false, m.kind.value.reflectedSeq]] : m.kind.case === "ack" ? [[m.kind.value.tick, true, m.kind.value.seq]] : [],
+  );
+}
+
+/** The client's view after every tick frame and input ack, in order. */
+function views(session: MemoryStreamSession): ClientView[] {
+  const decoder = new FrameDecoder();
+  return session
+    .messages(GameStreamMessageSchema)
+    .flatMap((m) => (m.kind.case === "frame" ? [decoder.apply(m.kind.value)] : m.kind.case === "ack" ? [decoder.applyAck(m.kind.value)] : []));
 }
 
 function summaryOf(session: MemoryStreamSession): GameSummary | undefined {
@@ -273,11 +283,9 @@ describe("game stream: play", () => {
         await flush();
         // The ack goes out as soon as the input is applied, for the current tick, before any tick.
         expect(session.sent).toHaveLength(before + 1);
-        expect(session.messages(GameStreamMessageSchema).at(-1)?.kind.value).toMatchObject({
-          inputAck: true,
-          tick: k - 1,
-          reflectedSeq: seq,
-          birdVelocity: -FLAP_VELOCITY,
+        expect(session.messages(GameStreamMessageSchema).at(-1)?.kind).toMatchObject({
+          case: "ack",
+          value: { tick: k - 1, seq, birdVelocity: -FLAP_VELOCITY },
         });
         expect(s.clock.now()).toBe(startedAt + 33 * (k - 1));
       }
@@ -289,14 +297,12 @@ describe("game stream: play", () => {
 
     const got = frames(session);
     expect(got).toHaveLength(402);
-    const all = allFrames(session);
-    expect(all).toHaveLength(402 + 14);
-    const decoder = new FrameDecoder();
-    expect(all.map((frame) => decoder.apply(frame))).toEqual(expected);
+    expect(sequence(session)).toHaveLength(402 + 14);
+    expect(views(session)).toEqual(expected);
     expect(got[0]?.full).toBe(true);
     expect(got.at(-1)).toMatchObject({ tick: 402, gameOver: true, courseEnd: false });
     const acked = acks(session);
-    expect(acked.map((f) => [f.tick, f.reflectedSeq])).toEqual(EASY_FLAP_TICKS.map((t, i) => [t - 1, i + 2]));
+    expect(acked.map((a) => [a.tick, a.seq])).toEqual(EASY_FLAP_TICKS.map((t, i) => [t - 1, i + 2]));
     // The tick frame after an ack does not repeat the seq.
     expect(got.every((f) => f.full || f.reflectedSeq === undefined)).toBe(true);
 
@@ -304,7 +310,7 @@ describe("game stream: play", () => {
     const messages = session.messages(GameStreamMessageSchema);
     const sizes = session.sent.map((b, i) => ({ bytes: b.length, msg: messages[i]! }));
     const bytesOf = (ack: boolean) =>
-      sizes.filter((x) => x.msg.kind.case === "frame" && x.msg.kind.value.inputAck === ack).reduce((n, x) => n + x.bytes, 0);
+      sizes.filter((x) => x.msg.kind.case === (ack ? "ack" : "frame")).reduce((n, x) => n + x.bytes, 0);
     const frameBytes = bytesOf(false);
     const ackBytes = bytesOf(true);
     expect(summaryOf(session)).toMatchObject({
@@ -353,7 +359,7 @@ describe("game stream: play", () => {
     s.music.calls.forEach((c, i) => {
       if (c.request.sound !== Sound.FLAP) return;
       const sent = session!.messages(GameStreamMessageSchema).slice(0, sentAtMusic[i]);
-      expect(sent.at(-1)?.kind.value).toMatchObject({ inputAck: true, reflectedSeq: c.request.inputSeq });
+      expect(sent.at(-1)?.kind).toMatchObject({ case: "ack", value: { seq: c.request.inputSeq } });
     });
 
     // The finished game stays in the table and is off the loop.
@@ -403,11 +409,11 @@ describe("game stream: play", () => {
     input(session, 9); // two presses in one period: one flap, each acked
     await flush();
     expect(acks(session)).toEqual([
-      expect.objectContaining({ tick: 2, reflectedSeq: 7, birdVelocity: -FLAP_VELOCITY, birdY: frames(session)[1]!.birdY }),
-      expect.objectContaining({ tick: 2, reflectedSeq: 9, birdVelocity: -FLAP_VELOCITY }),
+      expect.objectContaining({ tick: 2, seq: 7, birdVelocity: -FLAP_VELOCITY, birdY: frames(session)[1]!.birdY }),
+      expect.objectContaining({ tick: 2, seq: 9, birdVelocity: -FLAP_VELOCITY }),
     ]);
     await tick(s, 2);
-    expect(allFrames(session).map((f) => [f.tick, f.inputAck, f.reflectedSeq])).toEqual([
+    expect(sequence(session)).toEqual([
       [1, false, 1],
       [2, false, undefined],
       [2, true, 7],
@@ -415,10 +421,9 @@ describe("game stream: play", () => {
       [3, false, undefined], // already acked
       [4, false, undefined],
     ]);
-    const d = new FrameDecoder();
-    const views = allFrames(session).map((f) => d.apply(f));
-    expect(views[4]).toMatchObject({ tick: 3, reflectedSeq: 9, ack: false });
-    expect(views[4]!.birdY).toBe(views[1]!.birdY - FLAP_VELOCITY + GRAVITY); // going up after the flap
+    const seen = views(session);
+    expect(seen[4]).toMatchObject({ tick: 3, reflectedSeq: 9, ack: false });
+    expect(seen[4]!.birdY).toBe(seen[1]!.birdY - FLAP_VELOCITY + GRAVITY); // going up after the flap
     expect(s.music.calls.map((c) => [c.request.sound, c.request.inputSeq, c.request.tick])).toEqual([
       [Sound.FLAP, 7, 3],
       [Sound.FLAP, 9, 3],
@@ -434,11 +439,11 @@ describe("game stream: play", () => {
     await flush();
     expect(session.sent).toHaveLength(0);
     await tick(s, 2);
-    expect(allFrames(session).map((f) => [f.tick, f.inputAck, f.reflectedSeq])).toEqual([
+    expect(sequence(session)).toEqual([
       [1, false, 2],
       [2, false, undefined],
     ]);
-    expect(allFrames(session)[0]?.full).toBe(true);
+    expect(frames(session)[0]?.full).toBe(true);
     expect(s.music.calls.map((c) => c.request.inputSeq)).toEqual([2]);
   });
 

@@ -1,5 +1,5 @@
 import { create } from "@bufbuild/protobuf";
-import { type Frame, FrameSchema, PipeGapSchema } from "@flaplab/contracts/engine/v1/stream_pb";
+import { type Frame, FrameSchema, type InputAck, InputAckSchema, PipeGapSchema } from "@flaplab/contracts/engine/v1/stream_pb";
 
 /**
  * What the encoder needs to know about a game's course, fixed for the whole game. Built from
@@ -111,26 +111,20 @@ export class FrameEncoder {
   }
 
   /**
-   * The input-ack frame for input `seq`, which the engine has just applied to `state` between
-   * ticks: `input_ack`, the current tick, `bird_y` (unchanged by the input), `bird_velocity` and
-   * `reflected_seq` = seq. The next tick frame repeats `reflected_seq` only if it changed again.
-   * Undefined before the full frame: that frame will reflect the input. Throws after the
-   * game-over frame, and when `state` is not at the tick of the last frame.
+   * The InputAck for input `seq`, which the engine has just applied to `state` between ticks: the
+   * current tick, `bird_y` (unchanged by the input) and the bird's new velocity. The next tick
+   * frame repeats `reflected_seq` only if it changed again. Undefined before the full frame: that
+   * frame will reflect the input. Throws after the game-over frame, and when `state` is not at the
+   * tick of the last frame.
    */
-  ack(state: AckSource, seq: number): Frame | undefined {
+  ack(state: AckSource, seq: number): InputAck | undefined {
     if (!this.started) return undefined;
     if (this.over) throw new Error("the game-over frame was already encoded");
     if (state.tick !== this.lastTick) {
       throw new Error(`input ack at tick ${state.tick} after the frame of tick ${this.lastTick}: acks carry the current tick`);
     }
     this.lastReflectedSeq = seq;
-    return create(FrameSchema, {
-      tick: state.tick,
-      birdY: state.birdY,
-      reflectedSeq: seq,
-      inputAck: true,
-      birdVelocity: state.birdVelocity,
-    });
+    return create(InputAckSchema, { tick: state.tick, seq, birdY: state.birdY, birdVelocity: state.birdVelocity });
   }
 
   /**
@@ -178,8 +172,8 @@ export class FrameEncoder {
   }
 
   /**
-   * As `ack`, written straight into `out` (see `writeFrame`). Returns the message's length, or 0
-   * (nothing written) before the full frame.
+   * As `ack`, written straight into `out` as the size-delimited `GameStreamMessage { ack }` (see
+   * `writeFrame`). Returns the message's length, or 0 (nothing written) before the full frame.
    */
   writeAck(state: AckSource, seq: number, out: FrameWriter): number {
     if (!this.started) return 0;
@@ -190,15 +184,17 @@ export class FrameEncoder {
     this.lastReflectedSeq = seq;
     out.begin(0);
     out.uint32(0x08, state.tick);
-    out.implicitDouble(0x11, state.birdY);
-    out.uint32(0x18, seq, true);
-    out.bool(0x68);
-    out.double(0x71, state.birdVelocity);
-    return out.finish();
+    out.uint32(0x10, seq);
+    out.implicitDouble(0x19, state.birdY);
+    out.implicitDouble(0x21, state.birdVelocity);
+    return out.finish(ACK);
   }
 }
 
-/** Room before a message body for its prefixes: the size varint, the `frame` tag and its length. */
+/** GameStreamMessage's `frame` and `ack` fields, length-delimited: the tag before a message body. */
+const FRAME = 0x0a;
+const ACK = 0x1a;
+/** Room before a message body for its prefixes: the size varint, the `frame` or `ack` tag and its length. */
 const HEADROOM = 11;
 /** Bytes a frame without pipes can take; a pipe takes at most 2 + 5 + 2 × 9. */
 const FRAME_BOUND = 128;
@@ -254,14 +250,14 @@ export class FrameWriter {
     this.pos = HEADROOM;
   }
 
-  /** Ends the message: writes the prefixes before the body; returns the message's length. */
-  finish(): number {
+  /** Ends the message, a `frame` or an `ack`: writes the prefixes before the body; returns the message's length. */
+  finish(kind: typeof FRAME | typeof ACK = FRAME): number {
     const bodyLength = this.pos - HEADROOM;
     const messageLength = 1 + varintSize(bodyLength) + bodyLength;
     let at = HEADROOM - varintSize(bodyLength) - 1 - varintSize(messageLength);
     this.start = at;
     at = this.varintAt(at, messageLength);
-    this.buf[at++] = 0x0a; // GameStreamMessage.frame, length-delimited
+    this.buf[at++] = kind;
     this.varintAt(at, bodyLength);
     this.end = this.pos;
     return this.end - this.start;
@@ -400,51 +396,49 @@ interface DecoderState {
 /**
  * Client side of the frame delta encoding: rebuilds each tick's view from the frames, integrating
  * the pipe window exactly as the engine does, so pipe positions are bit-identical to the engine's.
- * Input-ack frames update the reflected seq without advancing the tick. Throws FrameDecodeError on
+ * Input acks (`applyAck`) update the reflected seq without advancing the tick. Throws FrameDecodeError on
  * a frame it cannot apply (a delta or ack before any full frame, a missing tick, an ack for another
  * tick, a frame after game over, a full frame without its fields).
  */
 export class FrameDecoder {
   private state: DecoderState | undefined;
 
-  /** The view after `frame`. A full frame resets the decoder; an input ack keeps the tick. */
+  /** The view after `frame`. A full frame resets the decoder. */
   apply(frame: Frame): ClientView {
-    if (frame.inputAck) return this.applyAck(frame);
     const s = frame.full ? this.reset(frame) : this.advance(frame);
     for (const p of frame.pipes) {
       s.gaps.set(p.index, { gapStart: p.gapStart, gapHeight: p.gapHeight });
       if (p.index > s.lastPipe) s.lastPipe = p.index;
     }
     if (frame.gameOver) s.over = true;
-    return this.view(s, frame, false);
+    return this.view(s, frame.birdY, frame.gameOver, frame.courseEnd);
   }
 
-  private applyAck(frame: Frame): ClientView {
+  /** The view after an input ack: the same tick, with the acked input reflected and the bird's new velocity. */
+  applyAck(ack: InputAck): ClientView {
     const s = this.state;
-    if (frame.full) throw new FrameDecodeError(`frame for tick ${frame.tick} is both full and an input ack`);
-    if (!s) throw new FrameDecodeError(`input ack for tick ${frame.tick} before any full frame`);
-    if (s.over) throw new FrameDecodeError(`input ack for tick ${frame.tick} after the game-over frame`);
-    if (frame.tick !== s.tick) {
-      throw new FrameDecodeError(`input ack for tick ${frame.tick} during tick ${s.tick}: an ack carries the current tick`);
+    if (!s) throw new FrameDecodeError(`input ack for tick ${ack.tick} before any full frame`);
+    if (s.over) throw new FrameDecodeError(`input ack for tick ${ack.tick} after the game-over frame`);
+    if (ack.tick !== s.tick) {
+      throw new FrameDecodeError(`input ack for tick ${ack.tick} during tick ${s.tick}: an ack carries the current tick`);
     }
-    if (frame.reflectedSeq === undefined) throw new FrameDecodeError(`input ack for tick ${frame.tick} lacks reflectedSeq`);
-    s.reflectedSeq = frame.reflectedSeq;
-    return this.view(s, frame, true);
+    if (ack.seq === 0) throw new FrameDecodeError(`input ack for tick ${ack.tick} lacks its input's seq`);
+    s.reflectedSeq = ack.seq;
+    return { ...this.view(s, ack.birdY, false, false), ack: true, birdVelocity: ack.birdVelocity };
   }
 
-  /** What `frame` shows on top of the state; an ack never ends the game and may carry the velocity. */
-  private view(s: DecoderState, frame: Frame, ack: boolean): ClientView {
+  /** What the state shows with the bird at `birdY`. */
+  private view(s: DecoderState, birdY: number, gameOver: boolean, courseEnd: boolean): ClientView {
     return {
       tick: s.tick,
-      birdY: frame.birdY,
+      birdY,
       score: s.score,
       reflectedSeq: s.reflectedSeq,
       pipes: this.pipesInView(s),
       pipeWidth: s.pipeWidth,
-      gameOver: !ack && frame.gameOver,
-      courseEnd: !ack && frame.courseEnd,
-      ack,
-      ...(ack && frame.birdVelocity !== undefined ? { birdVelocity: frame.birdVelocity } : {}),
+      gameOver,
+      courseEnd,
+      ack: false,
     };
   }
 

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { create } from "@bufbuild/protobuf";
-import { type Frame, FrameSchema, GameStreamMessageSchema } from "@flaplab/contracts/engine/v1/stream_pb";
+import { type Frame, FrameSchema, GameStreamMessageSchema, type InputAck, InputAckSchema } from "@flaplab/contracts/engine/v1/stream_pb";
 import {
   type Course,
   FLAP_VELOCITY,
@@ -94,6 +94,7 @@ interface Played {
 
 const wrap = (frame: Frame) =>
   encodeDelimited(GameStreamMessageSchema, create(GameStreamMessageSchema, { kind: { case: "frame", value: frame } }));
+const wrapAck = (ack: InputAck) => encodeDelimited(GameStreamMessageSchema, create(GameStreamMessageSchema, { kind: { case: "ack", value: ack } }));
 
 /**
  * Plays `course` with inputs before `flapTicks`, encodes every tick and every input ack (sent as
@@ -115,7 +116,8 @@ function playThroughStream(course: Course, flapTicks: readonly number[], maxTick
   let last: ClientView | undefined;
   const receive = (bytes: Uint8Array): ClientView => {
     const [msg] = wire.push(bytes);
-    if (msg?.kind.case !== "frame") throw new Error("expected a frame on the wire");
+    if (msg?.kind.case === "ack") return decoder.applyAck(msg.kind.value);
+    if (msg?.kind.case !== "frame") throw new Error("expected a frame or an ack on the wire");
     return decoder.apply(msg.kind.value);
   };
   applyInputInPlace(state); // the start press, seq 1
@@ -126,9 +128,9 @@ function playThroughStream(course: Course, flapTicks: readonly number[], maxTick
       const ack = encoder.ack(state, seq);
       // Before the full frame there is nothing to ack against: the full frame reflects the input.
       expect(ack === undefined).toBe(last === undefined);
-      expect(twin.writeAck(state, seq, writer)).toBe(ack ? wrap(ack).length : 0);
+      expect(twin.writeAck(state, seq, writer)).toBe(ack ? wrapAck(ack).length : 0);
       if (ack) {
-        const bytes = wrap(ack);
+        const bytes = wrapAck(ack);
         expect(writer.copy()).toEqual(bytes);
         ackBytes.push(bytes.length);
         const view = receive(bytes);
@@ -208,18 +210,16 @@ describe("frame delta encoding", () => {
     const t2 = encoder.encode(state, 1);
     applyInputInPlace(state);
     const ack = encoder.ack(state, 2);
-    expect(ack).toEqual(
-      create(FrameSchema, { tick: 2, birdY: t2.birdY, reflectedSeq: 2, inputAck: true, birdVelocity: -FLAP_VELOCITY }),
-    );
-    // size prefix 1 + frame tag and length 2 + tick 2 + bird y 9 + seq 2 + ack 2 + velocity 9
-    expect(wrap(ack as Frame).length).toBe(27);
+    expect(ack).toEqual(create(InputAckSchema, { tick: 2, seq: 2, birdY: t2.birdY, birdVelocity: -FLAP_VELOCITY }));
+    // size prefix 1 + ack tag and length 2 + tick 2 + seq 2 + bird y 9 + velocity 9
+    expect(wrapAck(ack as InputAck).length).toBe(25);
     tickInPlace(state);
     expect(encoder.encode(state, 2).reflectedSeq).toBeUndefined();
     // Two presses in one period: two acks; the tick frame after them reflects the last one.
     applyInputInPlace(state);
-    expect(encoder.ack(state, 3)?.reflectedSeq).toBe(3);
+    expect(encoder.ack(state, 3)?.seq).toBe(3);
     applyInputInPlace(state);
-    expect(encoder.ack(state, 4)?.reflectedSeq).toBe(4);
+    expect(encoder.ack(state, 4)?.seq).toBe(4);
     tickInPlace(state);
     expect(encoder.encode(state, 4).reflectedSeq).toBeUndefined();
     // An input the engine did not ack (e.g. applied outside the stream) shows on the tick frame.
@@ -392,7 +392,7 @@ describe("FrameDecoder", () => {
     const decoder = new FrameDecoder();
     const before = decoder.apply(frame);
     applyInputInPlace(state);
-    const view = decoder.apply(encoder.ack(state, 2) as Frame);
+    const view = decoder.applyAck(encoder.ack(state, 2) as InputAck);
     expect(view).toEqual({ ...before, reflectedSeq: 2, ack: true, birdVelocity: -FLAP_VELOCITY });
     tickInPlace(state);
     const next = decoder.apply(encoder.encode(state, 2));
@@ -400,22 +400,21 @@ describe("FrameDecoder", () => {
   });
 
   it("throws on an input ack before any full frame, for another tick, without a seq, or after game over", () => {
-    const ack = (init: Omit<Partial<Frame>, "$typeName">) => create(FrameSchema, { tick: 1, birdY: 200.25, inputAck: true, reflectedSeq: 2, ...init });
-    expect(() => new FrameDecoder().apply(ack({}))).toThrow(FrameDecodeError);
-    expect(() => new FrameDecoder().apply(ack({}))).toThrow("input ack for tick 1 before any full frame");
+    const ack = (init: Omit<Partial<InputAck>, "$typeName">) => create(InputAckSchema, { tick: 1, birdY: 200.25, seq: 2, birdVelocity: -4.6, ...init });
+    expect(() => new FrameDecoder().applyAck(ack({}))).toThrow(FrameDecodeError);
+    expect(() => new FrameDecoder().applyAck(ack({}))).toThrow("input ack for tick 1 before any full frame");
     const { state, encoder, frame } = fullFrame();
     const decoder = new FrameDecoder();
     decoder.apply(frame);
-    expect(() => decoder.apply(ack({ tick: 2 }))).toThrow("input ack for tick 2 during tick 1: an ack carries the current tick");
-    expect(() => decoder.apply(ack({ tick: 0 }))).toThrow(FrameDecodeError);
-    expect(() => decoder.apply(ack({ reflectedSeq: undefined }))).toThrow("input ack for tick 1 lacks reflectedSeq");
-    expect(() => decoder.apply(ack({ full: true }))).toThrow("frame for tick 1 is both full and an input ack");
+    expect(() => decoder.applyAck(ack({ tick: 2 }))).toThrow("input ack for tick 2 during tick 1: an ack carries the current tick");
+    expect(() => decoder.applyAck(ack({ tick: 0 }))).toThrow(FrameDecodeError);
+    expect(() => decoder.applyAck(ack({ seq: 0 }))).toThrow("input ack for tick 1 lacks its input's seq");
     // None of these changed the decoder: the next tick still applies.
     tickInPlace(state);
     expect(decoder.apply(encoder.encode(state, 1))).toEqual(expectedView(state, 1));
     const last = encoder.encode({ ...state, tick: 3, phase: "over" }, 1);
     decoder.apply(last);
-    expect(() => decoder.apply(ack({ tick: 3 }))).toThrow("input ack for tick 3 after the game-over frame");
+    expect(() => decoder.applyAck(ack({ tick: 3 }))).toThrow("input ack for tick 3 after the game-over frame");
   });
 
   it("starts over on a new full frame", () => {

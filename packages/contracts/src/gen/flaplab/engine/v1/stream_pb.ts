@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file flaplab/engine/v1/stream.proto.
  */
 export const file_flaplab_engine_v1_stream: GenFile = /*@__PURE__*/
-  fileDesc("Ch5mbGFwbGFiL2VuZ2luZS92MS9zdHJlYW0ucHJvdG8SEWZsYXBsYWIuZW5naW5lLnYxIjIKC0NsaWVudElucHV0EgsKA3NlcRgBIAEoDRIWCg5jbGllbnRfdGltZV9tcxgCIAEoASJ5ChFHYW1lU3RyZWFtTWVzc2FnZRIpCgVmcmFtZRgBIAEoCzIYLmZsYXBsYWIuZW5naW5lLnYxLkZyYW1lSAASMQoHc3VtbWFyeRgCIAEoCzIeLmZsYXBsYWIuZW5naW5lLnYxLkdhbWVTdW1tYXJ5SABCBgoEa2luZCK8AwoFRnJhbWUSDAoEdGljaxgBIAEoDRIOCgZiaXJkX3kYAiABKAESGgoNcmVmbGVjdGVkX3NlcRgDIAEoDUgAiAEBEhIKBXNjb3JlGAQgASgFSAGIAQESFwoKcGlwZV9zcGVlZBgFIAEoAUgCiAEBEhoKDXBpcGVfd2luZG93X3gYBiABKAFIA4gBARIpCgVwaXBlcxgHIAMoCzIaLmZsYXBsYWIuZW5naW5lLnYxLlBpcGVHYXASEQoJZ2FtZV9vdmVyGAggASgIEgwKBGZ1bGwYCSABKAgSEgoKY291cnNlX2VuZBgKIAEoCBIZCgxwaXBlX3NwYWNpbmcYCyABKAFIBIgBARIXCgpwaXBlX3dpZHRoGAwgASgBSAWIAQESEQoJaW5wdXRfYWNrGA0gASgIEhoKDWJpcmRfdmVsb2NpdHkYDiABKAFIBogBAUIQCg5fcmVmbGVjdGVkX3NlcUIICgZfc2NvcmVCDQoLX3BpcGVfc3BlZWRCEAoOX3BpcGVfd2luZG93X3hCDwoNX3BpcGVfc3BhY2luZ0INCgtfcGlwZV93aWR0aEIQCg5fYmlyZF92ZWxvY2l0eSI/CgdQaXBlR2FwEg0KBWluZGV4GAEgASgNEhEKCWdhcF9zdGFydBgCIAEoARISCgpnYXBfaGVpZ2h0GAMgASgBIpACCgtHYW1lU3VtbWFyeRINCgVzY29yZRgBIAEoBRINCgV0aWNrcxgCIAEoDRIQCghyZWNvcmRlZBgDIAEoCBIUCgxyZWNvcmRfZXJyb3IYBCABKAkSEwoLZnJhbWVzX3NlbnQYBSABKA0SEwoLZnJhbWVfYnl0ZXMYBiABKAQSGAoQZnJhbWVzX3VuZGVyXzFrYhgHIAEoDRIcChR0aWNrX2xhdGVuZXNzX3A1MF91cxgIIAEoDRIcChR0aWNrX2xhdGVuZXNzX21heF91cxgJIAEoDRIVCg10aWNrc19za2lwcGVkGAogASgNEhEKCWFja3Nfc2VudBgLIAEoDRIRCglhY2tfYnl0ZXMYDCABKARiBnByb3RvMw");
+  fileDesc("Ch5mbGFwbGFiL2VuZ2luZS92MS9zdHJlYW0ucHJvdG8SEWZsYXBsYWIuZW5naW5lLnYxIjIKC0NsaWVudElucHV0EgsKA3NlcRgBIAEoDRIWCg5jbGllbnRfdGltZV9tcxgCIAEoASKlAQoRR2FtZVN0cmVhbU1lc3NhZ2USKQoFZnJhbWUYASABKAsyGC5mbGFwbGFiLmVuZ2luZS52MS5GcmFtZUgAEjEKB3N1bW1hcnkYAiABKAsyHi5mbGFwbGFiLmVuZ2luZS52MS5HYW1lU3VtbWFyeUgAEioKA2FjaxgDIAEoCzIbLmZsYXBsYWIuZW5naW5lLnYxLklucHV0QWNrSABCBgoEa2luZCJMCghJbnB1dEFjaxIMCgR0aWNrGAEgASgNEgsKA3NlcRgCIAEoDRIOCgZiaXJkX3kYAyABKAESFQoNYmlyZF92ZWxvY2l0eRgEIAEoASKhAwoFRnJhbWUSDAoEdGljaxgBIAEoDRIOCgZiaXJkX3kYAiABKAESGgoNcmVmbGVjdGVkX3NlcRgDIAEoDUgAiAEBEhIKBXNjb3JlGAQgASgFSAGIAQESFwoKcGlwZV9zcGVlZBgFIAEoAUgCiAEBEhoKDXBpcGVfd2luZG93X3gYBiABKAFIA4gBARIpCgVwaXBlcxgHIAMoCzIaLmZsYXBsYWIuZW5naW5lLnYxLlBpcGVHYXASEQoJZ2FtZV9vdmVyGAggASgIEgwKBGZ1bGwYCSABKAgSEgoKY291cnNlX2VuZBgKIAEoCBIZCgxwaXBlX3NwYWNpbmcYCyABKAFIBIgBARIXCgpwaXBlX3dpZHRoGAwgASgBSAWIAQFCEAoOX3JlZmxlY3RlZF9zZXFCCAoGX3Njb3JlQg0KC19waXBlX3NwZWVkQhAKDl9waXBlX3dpbmRvd194Qg8KDV9waXBlX3NwYWNpbmdCDQoLX3BpcGVfd2lkdGhKBAgNEA5KBAgOEA9SCWlucHV0X2Fja1INYmlyZF92ZWxvY2l0eSI/CgdQaXBlR2FwEg0KBWluZGV4GAEgASgNEhEKCWdhcF9zdGFydBgCIAEoARISCgpnYXBfaGVpZ2h0GAMgASgBIpACCgtHYW1lU3VtbWFyeRINCgVzY29yZRgBIAEoBRINCgV0aWNrcxgCIAEoDRIQCghyZWNvcmRlZBgDIAEoCBIUCgxyZWNvcmRfZXJyb3IYBCABKAkSEwoLZnJhbWVzX3NlbnQYBSABKA0SEwoLZnJhbWVfYnl0ZXMYBiABKAQSGAoQZnJhbWVzX3VuZGVyXzFrYhgHIAEoDRIcChR0aWNrX2xhdGVuZXNzX3A1MF91cxgIIAEoDRIcChR0aWNrX2xhdGVuZXNzX21heF91cxgJIAEoDRIVCg10aWNrc19za2lwcGVkGAogASgNEhEKCWFja3Nfc2VudBgLIAEoDRIRCglhY2tfYnl0ZXMYDCABKARiBnByb3RvMw");
 
 /**
  * Client → engine: one key press. The first one starts the game (no flap); later ones flap.
@@ -61,6 +61,12 @@ export type GameStreamMessage = Message<"flaplab.engine.v1.GameStreamMessage"> &
      */
     value: GameSummary;
     case: "summary";
+  } | {
+    /**
+     * @generated from field: flaplab.engine.v1.InputAck ack = 3;
+     */
+    value: InputAck;
+    case: "ack";
   } | { case: undefined; value?: undefined };
 };
 
@@ -72,14 +78,53 @@ export const GameStreamMessageSchema: GenMessage<GameStreamMessage> = /*@__PURE_
   messageDesc(file_flaplab_engine_v1_stream, 1);
 
 /**
+ * The engine applied a flap input between ticks, after the full frame: sent as soon as it did, not
+ * a tick frame. Nothing moved: `tick` is the current tick and `bird_y` is unchanged. The next tick
+ * frame repeats `reflected_seq` only if it changed since the ack.
+ *
+ * @generated from message flaplab.engine.v1.InputAck
+ */
+export type InputAck = Message<"flaplab.engine.v1.InputAck"> & {
+  /**
+   * The current tick (not advanced).
+   *
+   * @generated from field: uint32 tick = 1;
+   */
+  tick: number;
+
+  /**
+   * The input applied (its ClientInput.seq).
+   *
+   * @generated from field: uint32 seq = 2;
+   */
+  seq: number;
+
+  /**
+   * Top of the bird box, px, unchanged by the input.
+   *
+   * @generated from field: double bird_y = 3;
+   */
+  birdY: number;
+
+  /**
+   * The bird's velocity after the input, px/tick, positive downwards.
+   *
+   * @generated from field: double bird_velocity = 4;
+   */
+  birdVelocity: number;
+};
+
+/**
+ * Describes the message flaplab.engine.v1.InputAck.
+ * Use `create(InputAckSchema)` to create a new message.
+ */
+export const InputAckSchema: GenMessage<InputAck> = /*@__PURE__*/
+  messageDesc(file_flaplab_engine_v1_stream, 2);
+
+/**
  * One engine tick. After the first (full) frame a frame carries only what changed: pipe positions
  * follow from the tick, the pipe speed and the pipe window, which the client integrates exactly as
  * the engine does (pipe_window_x += pipe_speed every tick, the speed as of the previous frame).
- *
- * An input-ack frame (`input_ack`) is not a tick frame: the engine sends one as soon as it has
- * applied a flap input between ticks, after the full frame. It carries the CURRENT tick (not
- * advanced), `bird_y` unchanged, `reflected_seq` = that input and `bird_velocity` = the bird's new
- * velocity. The next tick frame repeats `reflected_seq` only if it changed since the ack.
  *
  * @generated from message flaplab.engine.v1.Frame
  */
@@ -166,21 +211,6 @@ export type Frame = Message<"flaplab.engine.v1.Frame"> & {
    * @generated from field: optional double pipe_width = 12;
    */
   pipeWidth?: number | undefined;
-
-  /**
-   * An input-ack frame: the engine applied input `reflected_seq` between ticks. `tick` is the
-   * current tick (not advanced) and `bird_y` is unchanged; no pipes, score or speed.
-   *
-   * @generated from field: bool input_ack = 13;
-   */
-  inputAck: boolean;
-
-  /**
-   * The bird's velocity after the input, px/tick, positive downwards. Input-ack frames only.
-   *
-   * @generated from field: optional double bird_velocity = 14;
-   */
-  birdVelocity?: number | undefined;
 };
 
 /**
@@ -188,7 +218,7 @@ export type Frame = Message<"flaplab.engine.v1.Frame"> & {
  * Use `create(FrameSchema)` to create a new message.
  */
 export const FrameSchema: GenMessage<Frame> = /*@__PURE__*/
-  messageDesc(file_flaplab_engine_v1_stream, 2);
+  messageDesc(file_flaplab_engine_v1_stream, 3);
 
 /**
  * The opening of pipe `index` of the world.
@@ -217,7 +247,7 @@ export type PipeGap = Message<"flaplab.engine.v1.PipeGap"> & {
  * Use `create(PipeGapSchema)` to create a new message.
  */
 export const PipeGapSchema: GenMessage<PipeGap> = /*@__PURE__*/
-  messageDesc(file_flaplab_engine_v1_stream, 3);
+  messageDesc(file_flaplab_engine_v1_stream, 4);
 
 /**
  * Sent once after the game-over frame, when the run has gone to the score component.
@@ -305,5 +335,5 @@ export type GameSummary = Message<"flaplab.engine.v1.GameSummary"> & {
  * Use `create(GameSummarySchema)` to create a new message.
  */
 export const GameSummarySchema: GenMessage<GameSummary> = /*@__PURE__*/
-  messageDesc(file_flaplab_engine_v1_stream, 4);
+  messageDesc(file_flaplab_engine_v1_stream, 5);
 
