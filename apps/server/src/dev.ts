@@ -8,7 +8,7 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { loadOrCreateKeys } from "@flaplab/identity";
 import { emulate, findToxiproxy, loadRttTable, startToxiproxy, type Emulation, type Toxiproxy } from "@flaplab/netem";
-import { groupOf, loadTopology, type Topology } from "@flaplab/runtime";
+import { groupOf, loadTopology, parseAddress, type Topology } from "@flaplab/runtime";
 import { loadOrCreateDevCertificate } from "@flaplab/streams";
 import { DEFAULT_DATA_DIR, TOPOLOGIES_DIR, userPath } from "./paths.js";
 
@@ -55,7 +55,7 @@ async function main(): Promise<number> {
   const dataDir = values["data-dir"] ? userPath(values["data-dir"]) : DEFAULT_DATA_DIR;
   // Before the children start, so they share one key pair and one stream certificate.
   await loadOrCreateKeys(dataDir);
-  const streamHosts = topology.groups.map((g) => g.streamAddress.slice(0, g.streamAddress.lastIndexOf(":")));
+  const streamHosts = topology.groups.map((g) => parseAddress(g.streamAddress).host);
   const certificate = await loadOrCreateDevCertificate(join(dataDir, "tls"), streamHosts);
   const withWeb = !values["no-web"];
   // A second `pnpm dev` of the same topology would otherwise find the first one's servers healthy.
@@ -75,7 +75,7 @@ async function main(): Promise<number> {
     const table = await loadRttTable(values.rtt ? userPath(values.rtt) : undefined);
     // Never hand out a port the topology gives to a process that has not started yet.
     const reserved = new Set(
-      [...topology.groups.flatMap((g) => [g.address, g.streamAddress]), topology.web.address].map((a) => Number(a.slice(a.lastIndexOf(":") + 1))),
+      [...topology.groups.flatMap((g) => [g.address, g.streamAddress]), topology.web.address].map((a) => parseAddress(a).port),
     );
     const port = () => freePort(reserved);
     toxiproxy = await startToxiproxy(await findToxiproxy(), await port());
@@ -132,7 +132,7 @@ async function main(): Promise<number> {
     ],
   }));
   if (withWeb) {
-    const port = topology.web.address.slice(topology.web.address.lastIndexOf(":") + 1);
+    const port = String(parseAddress(topology.web.address).port);
     commands.push({
       name: "web",
       args: [
@@ -246,9 +246,7 @@ async function freePort(reserved: Set<number>): Promise<number> {
 /** Throws, naming the first address something else already listens on. */
 async function assertPortsFree(listeners: readonly { who: string; address: string }[]): Promise<void> {
   for (const { who, address } of listeners) {
-    const i = address.lastIndexOf(":");
-    const host = address.slice(0, i).replace(/^\[|\]$/g, "");
-    const port = Number(address.slice(i + 1));
+    const { host, port } = parseAddress(address);
     const s = createServer();
     const err = await new Promise<NodeJS.ErrnoException | undefined>((r) => {
       s.once("error", r);

@@ -10,7 +10,7 @@ import {
   loadKeys,
   loadServiceKeys,
 } from "@flaplab/identity";
-import { createCallLogger, createRuntime, pinoCallLog, type Runtime, type Topology } from "@flaplab/runtime";
+import { createCallLogger, createRuntime, parseAddress, pinoCallLog, type Runtime, type Topology } from "@flaplab/runtime";
 import { pino, type Logger } from "pino";
 import { callLogPath, mountGroup, type MountedGroup } from "./components.js";
 
@@ -80,7 +80,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let streams: StreamServer | undefined;
   if (Object.keys(mounted.streamRoutes).length > 0) {
     const group = runtime.group;
-    const [streamHost, streamPort] = splitAddress(group.streamAddress);
+    const { host: streamHost, port: streamPort } = parseAddress(group.streamAddress);
     streams = await createStreamServer({
       host: streamHost,
       port: opts.streamPort ?? streamPort,
@@ -130,9 +130,4 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       return stopping;
     },
   };
-}
-
-function splitAddress(address: string): [string, number] {
-  const i = address.lastIndexOf(":");
-  return [address.slice(0, i), Number(address.slice(i + 1))];
 }

@@ -7,6 +7,7 @@ import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
+import { parseAddress } from "@flaplab/runtime";
 import { afterEach, describe, expect, it } from "vitest";
 import { readCallLog, topologyOnFreePorts } from "./helpers.js";
 
@@ -178,7 +179,7 @@ describe("pnpm dev", () => {
     dirs.push(topo.dir);
     const taken = createServer();
     const address = topo.addresses["score"]!;
-    await new Promise<void>((r) => taken.listen(Number(address.split(":")[1]), "127.0.0.1", r));
+    await new Promise<void>((r) => taken.listen(parseAddress(address).port, "127.0.0.1", r));
     try {
       const child = spawn(process.execPath, ["--import", "tsx", DEV, topo.file, "--data-dir", join(topo.dir, "data"), "--no-web"], { stdio: ["ignore", "pipe", "pipe"] });
       let err = "";

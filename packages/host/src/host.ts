@@ -2,7 +2,7 @@ import { cors as connectCors } from "@connectrpc/connect";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import fastifyCors from "@fastify/cors";
-import type { Runtime } from "@flaplab/runtime";
+import { parseAddress, type Runtime } from "@flaplab/runtime";
 import { fastify, LogController, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { createConnectRoutes } from "./connect-routes.js";
@@ -113,7 +113,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
   return {
     app,
     async listen(port?: number) {
-      const [host, groupPort] = splitAddress(runtime.group.address);
+      const { host, port: groupPort } = parseAddress(runtime.group.address);
       await app.listen({ host, port: port ?? groupPort });
       const address = app.server.address();
       if (address === null || typeof address === "string") throw new Error("server has no TCP address");
@@ -133,9 +133,4 @@ export async function createHost(options: HostOptions): Promise<Host> {
       };
     },
   };
-}
-
-function splitAddress(address: string): [string, number] {
-  const i = address.lastIndexOf(":");
-  return [address.slice(0, i), Number(address.slice(i + 1))];
 }

@@ -131,7 +131,7 @@ export function parseTopology(json: unknown, source?: string): Topology {
     if (addresses.has(address)) fail(`group "${groupName}": address ${address} is used by another group`);
     addresses.add(address);
     const host = address.slice(0, address.lastIndexOf(":"));
-    const port = Number(address.slice(address.lastIndexOf(":") + 1));
+    const { port } = parseAddress(address);
     const streamAddress = g.streamAddress ?? `${host}:${port === 0 ? 0 : port + 1000}`;
     if (!isHostPort(streamAddress)) fail(`group "${groupName}": streamAddress "${streamAddress}" must be host:port`);
     if (addresses.has(streamAddress) && streamAddress !== `${host}:0`) {
@@ -187,7 +187,13 @@ function networkSettings(file: NetworkFile | undefined, base: NetworkSettings, w
 }
 
 function isHostPort(value: string): boolean {
-  return /^[^\s:]+:\d{1,5}$/.test(value) && Number(value.slice(value.lastIndexOf(":") + 1)) <= 65535;
+  return /^[^\s:]+:\d{1,5}$/.test(value) && parseAddress(value).port <= 65535;
+}
+
+/** A topology's `host:port` address (a bracketed IPv6 host loses its brackets). */
+export function parseAddress(address: string): { host: string; port: number } {
+  const i = address.lastIndexOf(":");
+  return { host: address.slice(0, i).replace(/^\[|\]$/g, ""), port: Number(address.slice(i + 1)) };
 }
 
 /** A message for a schema issue: where it is (group, edge, section) and what is wrong. */
