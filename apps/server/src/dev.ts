@@ -2,12 +2,13 @@
 // Usage: pnpm dev <topology|file.json> [--data-dir <dir>]
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdir, readdir, writeFile } from "node:fs/promises";
-import { createServer, type AddressInfo } from "node:net";
+import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { loadOrCreateKeys } from "@flaplab/identity";
 import { emulate, findToxiproxy, loadRttTable, startToxiproxy, type Emulation, type Toxiproxy } from "@flaplab/netem";
+import { freePort } from "@flaplab/ports";
 import { groupOf, loadTopology, parseAddress, type Topology } from "@flaplab/runtime";
 import { loadOrCreateDevCertificate } from "@flaplab/streams";
 import { DEFAULT_DATA_DIR, TOPOLOGIES_DIR, userPath } from "./paths.js";
@@ -227,20 +228,6 @@ function maxRestartsPerMinute(env: NodeJS.ProcessEnv): number {
 function webConfig(topology: Topology, emulation: Emulation | undefined): Record<string, string> {
   const url = (c: "auth" | "initiator" | "score") => emulation?.browserUrl(c) ?? groupOf(topology, c)!.publicUrl;
   return { authUrl: url("auth"), initiatorUrl: url("initiator"), scoreUrl: url("score"), topology: topology.name };
-}
-
-/** A free loopback port outside `reserved`; the ports handed out are added to it. */
-async function freePort(reserved: Set<number>): Promise<number> {
-  for (;;) {
-    const s = createServer();
-    await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-    const port = (s.address() as AddressInfo).port;
-    await new Promise((r) => s.close(r));
-    if (!reserved.has(port)) {
-      reserved.add(port);
-      return port;
-    }
-  }
 }
 
 /** Throws, naming the first address something else already listens on. */

@@ -1,31 +1,12 @@
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
-import { freePorts } from "@flaplab/testkit";
+import { type TopologyCopy, topologyOnFreePorts as copyOnFreePorts } from "@flaplab/ports";
 
 export const REPO = resolve(import.meta.dirname, "../../..");
 
-/** A copy of a repository topology with every group moved to a free loopback port. */
-export async function topologyOnFreePorts(name: string): Promise<{ file: string; dir: string; addresses: Record<string, string> }> {
-  const json = JSON.parse(await readFile(join(REPO, "topologies", `${name}.json`), "utf8")) as {
-    name: string;
-    groups: Record<string, { address: string; streamAddress?: string }>;
-    web?: { address: string };
-  };
-  const groups = Object.values(json.groups);
-  const ports = await freePorts(2 * groups.length + 1);
-  const addresses: Record<string, string> = {};
-  Object.entries(json.groups).forEach(([g, spec], i) => {
-    spec.address = `127.0.0.1:${ports[2 * i]}`;
-    spec.streamAddress = `127.0.0.1:${ports[2 * i + 1]}`;
-    addresses[g] = spec.address;
-  });
-  json.web = { address: `127.0.0.1:${ports[2 * groups.length]}` };
-  addresses["web"] = json.web.address;
-  const dir = await mkdtemp(join(tmpdir(), `flaplab-${name}-`));
-  const file = join(dir, `${name}.json`);
-  await writeFile(file, JSON.stringify(json, null, 2));
-  return { file, dir, addresses };
+/** A copy of a repository topology with every group (and the web client) moved to a free loopback port. */
+export function topologyOnFreePorts(name: string): Promise<TopologyCopy> {
+  return copyOnFreePorts(join(REPO, "topologies", `${name}.json`));
 }
 
 /** Call records of a call-log file. */

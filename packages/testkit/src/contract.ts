@@ -17,7 +17,7 @@ import {
 import { createRuntime, parseTopology, type CallRecord, type Runtime, type Topology } from "@flaplab/runtime";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe } from "vitest";
-import { freePorts } from "./ports.js";
+import { freePorts } from "@flaplab/ports";
 
 /** Every mode a contract suite runs in. Test names carry the mode. */
 export const CONTRACT_MODES = ["direct", "serialized", "networked-connect-h1", "networked-grpc-h2c"] as const;
