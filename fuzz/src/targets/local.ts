@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { create, toBinary, type DescMessage } from "@bufbuild/protobuf";
-import { ClientInputSchema, FrameSchema, GameStreamMessageSchema, type Frame } from "@flaplab/contracts/engine/v1/stream_pb";
+import { ClientInputSchema, FrameSchema, GameStreamMessageSchema, type Frame, type InputAck, InputAckSchema } from "@flaplab/contracts/engine/v1/stream_pb";
 import { SoundClipSchema } from "@flaplab/contracts/music/v1/music_pb";
 import { DelimitedDecoder, FrameDecodeError, FrameDecoder, StreamProtocolError } from "@flaplab/game-stream";
 import { loadTopology, TopologyError } from "@flaplab/runtime";
@@ -117,12 +117,33 @@ const plausibleFrames: fc.Arbitrary<Frame[]> = fc
     return frames;
   });
 
+/** What the engine sends a client between its summary's predecessors: tick frames and input acks. */
+type StreamItem = Frame | InputAck;
+const isAck = (item: StreamItem): item is InputAck => item.$typeName === InputAckSchema.typeName;
+
+/** A plausible game with input acks spliced in (at the tick of the frame before them, or anywhere), and random acks. */
+const plausibleItems: fc.Arbitrary<StreamItem[]> = fc
+  .tuple(plausibleFrames, fc.array(fc.nat(60), { maxLength: 6 }), fc.array(messageOf(InputAckSchema), { maxLength: 3 }))
+  .map(([frames, ackAt, randomAcks]) => {
+    const items: StreamItem[] = [...frames];
+    for (const [n, k] of ackAt.entries()) {
+      const at = k % (items.length + 1);
+      const before = items[at - 1];
+      items.splice(at, 0, create(InputAckSchema, { tick: before?.tick ?? 1, seq: n + 2, birdY: 200, birdVelocity: -4.6 }));
+    }
+    for (const [n, r] of randomAcks.entries()) items.splice((n * 7) % (items.length + 1), 0, r);
+    return items;
+  });
+
 interface FrameCase {
-  readonly frames: Frame[];
+  readonly items: StreamItem[];
 }
 
 const frameCase: fc.Arbitrary<FrameCase> = fc.record({
-  frames: fc.oneof({ weight: 3, arbitrary: plausibleFrames }, { weight: 1, arbitrary: fc.array(messageOf(FrameSchema), { maxLength: 20 }) }),
+  items: fc.oneof(
+    { weight: 3, arbitrary: plausibleItems },
+    { weight: 1, arbitrary: fc.array(fc.oneof(messageOf(FrameSchema), messageOf(InputAckSchema)), { maxLength: 20 }) },
+  ),
 });
 
 export const frameTarget: Target<FrameCase> = {
@@ -133,9 +154,11 @@ export const frameTarget: Target<FrameCase> = {
   async run(c) {
     const decoder = new FrameDecoder();
     let applied = 0;
+    let acks = 0;
     try {
-      for (const f of c.frames) {
-        const view = decoder.apply(f);
+      for (const item of c.items) {
+        const view = isAck(item) ? decoder.applyAck(item) : decoder.apply(item);
+        if (isAck(item)) acks++;
         if (!Number.isInteger(view.tick)) return crash(`a view with tick ${view.tick}`);
         applied++;
       }
@@ -143,9 +166,9 @@ export const frameTarget: Target<FrameCase> = {
       if (err instanceof FrameDecodeError && err.message !== "") return clear("FrameDecodeError");
       throw err;
     }
-    return accepted(applied === 0 ? "no frames" : "frames applied");
+    return accepted(applied === 0 ? "no frames" : acks > 0 ? "frames and acks applied" : "frames applied");
   },
-  show: (c) => c.frames.map((f) => hex(toBinary(FrameSchema, f), 128)).join(" "),
+  show: (c) => c.items.map((i) => (isAck(i) ? `ack:${hex(toBinary(InputAckSchema, i), 64)}` : hex(toBinary(FrameSchema, i), 128))).join(" "),
 };
 
 // ---- trace files (the replay runner's reader) ----------------------------------------------------
