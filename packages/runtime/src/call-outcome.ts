@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { deadlineExceeded } from "@flaplab/component";
 
 /**
  * How one call of the runtime's own clients (connect-h1.ts, grpc-h2.ts) ends: exactly once, by its
@@ -20,7 +21,7 @@ export class CallOutcome<T> {
   /** Starts the deadline and listens to the caller's signal; false when the call has already failed (the signal was aborted). */
   start(timeoutMs: number | undefined): boolean {
     if (timeoutMs !== undefined) {
-      this.timer = setTimeout(() => this.fail(new ConnectError("the operation timed out", Code.DeadlineExceeded)), timeoutMs);
+      this.timer = setTimeout(() => this.fail(deadlineExceeded()), timeoutMs);
     }
     if (this.signal !== undefined) {
       if (this.signal.aborted) {
@@ -30,10 +31,6 @@ export class CallOutcome<T> {
       this.signal.addEventListener("abort", this.onAbort);
     }
     return true;
-  }
-
-  get done(): boolean {
-    return this.settled;
   }
 
   /** Ends the call with `err` and cancels its request, unless it has ended already. */
