@@ -19,6 +19,7 @@ import {
   worldGenFor,
 } from "./rpc-fixture.js";
 import { existsSync } from "node:fs";
+import type { GhzReport } from "@flaplab/testkit/ghz";
 import { GHZ, runGhz } from "./overload.js";
 import type { CpuSample, RpcServerPorts } from "./rpc-server.js";
 import { type GoalResult, metText, type RunOptions, type SectionResult } from "./section.js";
@@ -59,12 +60,16 @@ const QUICK: Record<"bare" | "inproc" | "net", Budget> = {
   net: { warm: 30, count: 100, maxMs: 300 },
 };
 
-/** Calls `fn` one after another and records each call's wall time in ns. Bounded in count and time. */
-export async function timeCalls(fn: () => unknown, budget: Budget): Promise<Hist> {
+/**
+ * Calls `fn` one after another (with `gapMs` of idleness before each measured call) and records
+ * each call's wall time in ns. Bounded in count and time.
+ */
+export async function timeCalls(fn: () => unknown, budget: Budget, gapMs = 0): Promise<Hist> {
   for (let i = 0; i < budget.warm; i++) await fn();
   const h = new Hist();
   const deadline = performance.now() + budget.maxMs;
   for (let i = 0; i < budget.count; i++) {
+    if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
     const t = performance.now();
     await fn();
     h.record((performance.now() - t) * 1e6);
@@ -81,6 +86,13 @@ export const NET_P99_GOAL_US = 1000;
 export const SERVER_CPU_GOAL_US = 250;
 /** FlappyGo's Go gRPC over TLS p99 on this machine type: quoted reference, not measured here. */
 export const NET_P99_REFERENCE_US: readonly [number, number] = [660, 924];
+
+/** ghz's per-call latencies (ns) of the calls that succeeded. */
+function okLatencies(report: GhzReport): Hist {
+  const h = new Hist();
+  for (const d of report.details ?? []) if (d.status === "OK") h.record(d.latency);
+  return h;
+}
 
 export async function runCalls(opts: RunOptions): Promise<SectionResult> {
   const started = performance.now();
@@ -162,9 +174,7 @@ export async function runCalls(opts: RunOptions): Promise<SectionResult> {
         const before = await cpu();
         const report = await runGhz(["--concurrency=1", "-n", String(budgets.net.count)], `127.0.0.1:${ports[workload]}`, token, budgets.net.maxMs);
         const after = await cpu();
-        const h = new Hist();
-        for (const d of report.details ?? []) if (d.status === "OK") h.record(d.latency); // ns
-        add(GHZ_MODE, "ghz (grpc-go), gRPC h2c", h, (after.cpuUs - before.cpuUs) / Math.max(1, report.count));
+        add(GHZ_MODE, "ghz (grpc-go), gRPC h2c", okLatencies(report), (after.cpuUs - before.cpuUs) / Math.max(1, report.count));
       }
       if (workload === "trivial") {
         // The same calls at a game's pace: one per tick, the processes idle in between.
@@ -172,21 +182,13 @@ export async function runCalls(opts: RunOptions): Promise<SectionResult> {
         const net = NETWORK_MODES.find((m) => m.id === "connect-proto-h1")!;
         const runtime = createRuntime({ topology: clientTopology(ports[workload], net.network), group: "bench", verifier: keys.verifier });
         const client = runtime.client(worldgenComponent, "bench");
-        for (let i = 0; i < budgets.net.warm; i++) await client.generateWorld(request, callOptions);
-        const h = new Hist();
-        for (let i = 0; i < paced; i++) {
-          await new Promise((r) => setTimeout(r, PACED_GAP_MS));
-          const t = performance.now();
-          await client.generateWorld(request, callOptions);
-          h.record((performance.now() - t) * 1e6);
-        }
+        const budget = { warm: budgets.net.warm, count: paced, maxMs: paced * PACED_GAP_MS + 10_000 };
+        const h = await timeCalls(() => client.generateWorld(request, callOptions), budget, PACED_GAP_MS);
         add("connect-proto-h1-paced", `${net.label}, one call per ${PACED_GAP_MS} ms`, h);
         runtime.close();
         if (existsSync(GHZ)) {
           const report = await runGhz(["--concurrency=1", `--rps=${Math.round(1000 / PACED_GAP_MS)}`, "-n", String(paced)], `127.0.0.1:${ports[workload]}`, token, paced * PACED_GAP_MS + 10_000);
-          const g = new Hist();
-          for (const d of report.details ?? []) if (d.status === "OK") g.record(d.latency); // ns
-          add("ghz-grpc-h2c-paced", `ghz (grpc-go), gRPC h2c, ${Math.round(1000 / PACED_GAP_MS)} calls/s`, g);
+          add("ghz-grpc-h2c-paced", `ghz (grpc-go), gRPC h2c, ${Math.round(1000 / PACED_GAP_MS)} calls/s`, okLatencies(report));
         }
       }
     }
