@@ -29,7 +29,11 @@ export interface CallRecord {
   readonly dstRegion: string;
   readonly srcZone: string;
   readonly dstZone: string;
-  /** "client" when logged by the caller, "server" when logged by the callee for an outside caller. */
+  /**
+   * "client" when logged by the caller; "server" when logged by the callee: every call from outside
+   * the topology (src "external"), and a networked call from another component (its second record,
+   * timed from the callee's guard to the handler's answer).
+   */
   readonly side: "client" | "server";
 }
 

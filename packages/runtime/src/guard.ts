@@ -2,6 +2,7 @@ import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 import {
+  isComponentName,
   principalKey,
   runInCall,
   type ComponentDefinition,
@@ -10,7 +11,7 @@ import {
 import { parseBearer, type TokenVerifier } from "@flaplab/identity";
 import type { CallLog, CallRecord } from "./call-log.js";
 import { CALLER_HEADER, DirectContext } from "./direct-context.js";
-import type { GroupSpec } from "./topology.js";
+import { type GroupSpec, groupOf, type Topology } from "./topology.js";
 
 
 // The caller header ("<component>.<verb>") is believed only on calls that carry a component
@@ -23,7 +24,8 @@ type UnaryHandler = (req: unknown, ctx: HandlerContext) => unknown;
  * Wraps a component's implementation with what every call mode shares: token verification for
  * protected methods (internal ones accept only a component credential), the call context for calls
  * the handler makes, and a call record for calls from outside the topology (calls that carry a
- * component credential are logged by the calling component).
+ * component credential are logged by the calling component; with `calleeLog`, a networked one is
+ * also logged here, side "server", timed from the guard to the handler's answer).
  */
 export function guardService<S extends DescService>(
   def: ComponentDefinition<S>,
@@ -31,6 +33,7 @@ export function guardService<S extends DescService>(
   verifier: TokenVerifier,
   group: GroupSpec,
   log: CallLog,
+  calleeLog?: { readonly log: CallLog; readonly topology: Topology },
 ): ServiceImpl<S> {
   const guarded: Record<string, UnaryHandler> = {};
   const handlers = impl as unknown as Record<string, UnaryHandler | undefined>;
@@ -61,6 +64,36 @@ export function guardService<S extends DescService>(
         log(externalRecord(def, method, group, req, ctx, started, code));
       }
     };
+    /**
+     * Serves a call from another component. A networked one (no direct context) is also timed and
+     * logged on this side when `calleeLog` is given: the caller's record minus this one is what the
+     * hop (transport, HTTP, waking the processes) cost.
+     */
+    const serveComponent = (req: unknown, ctx: HandlerContext, principal: Principal, started: bigint, direct: DirectContext | undefined): unknown => {
+      if (direct !== undefined || calleeLog === undefined) return serve(req, ctx, principal);
+      const written = (code: string) => calleeLog.log(calleeRecord(def, method, group, calleeLog.topology, req, ctx, started, code));
+      let result: unknown;
+      try {
+        result = serve(req, ctx, principal);
+      } catch (err) {
+        written(codeName(err));
+        throw err;
+      }
+      if (!(result instanceof Promise)) {
+        written("ok");
+        return result;
+      }
+      return result.then(
+        (answer: unknown) => {
+          written("ok");
+          return answer;
+        },
+        (err: unknown) => {
+          written(codeName(err));
+          throw err;
+        },
+      );
+    };
     const admit = (principal: Principal): Principal => {
       if (isInternal && principal.service === undefined) throw new ConnectError(internalOnly, Code.PermissionDenied);
       return principal;
@@ -82,7 +115,7 @@ export function guardService<S extends DescService>(
       const known = verifier.cached?.(bearer);
       // The caller header is believed only with a component credential; any other call is external.
       const fromComponent = known?.service !== undefined && (direct !== undefined || ctx.requestHeader.has(CALLER_HEADER));
-      if (fromComponent) return serve(req, ctx, admit(known));
+      if (fromComponent) return serveComponent(req, ctx, admit(known), started, direct);
       const token = bearer;
       if (known === undefined) {
         // Not verified yet: verify, then serve; a component's call is not logged here (its caller logs it).
@@ -90,7 +123,7 @@ export function guardService<S extends DescService>(
         return verified.then(
           (principal) => {
             if (principal.service !== undefined && (direct !== undefined || ctx.requestHeader.has(CALLER_HEADER))) {
-              return serve(req, ctx, admit(principal));
+              return serveComponent(req, ctx, admit(principal), started, direct);
             }
             return serveLogged(req, ctx, started, async () => admit(principal));
           },
@@ -128,6 +161,42 @@ function externalRecord(
     srcRegion: "",
     dstRegion: group.region,
     srcZone: "",
+    dstZone: group.zone,
+    side: "server",
+  };
+}
+
+/** The callee's record of a networked call from another component (the "<component>.<verb>" caller header). */
+function calleeRecord(
+  def: ComponentDefinition,
+  method: DescMethod,
+  group: GroupSpec,
+  topology: Topology,
+  req: unknown,
+  ctx: HandlerContext,
+  started: bigint,
+  code: string,
+): CallRecord {
+  const caller = ctx.requestHeader.get(CALLER_HEADER) ?? "";
+  const dot = caller.indexOf(".");
+  const src = dot < 0 ? caller : caller.slice(0, dot);
+  const srcGroup = isComponentName(src) ? groupOf(topology, src) : undefined;
+  return {
+    src,
+    srcVerb: dot < 0 ? "-" : caller.slice(dot + 1),
+    dst: def.name,
+    dstVerb: method.name,
+    gameId: gameIdOf(req) ?? "",
+    mode: "networked",
+    protocol: ctx.protocolName,
+    httpVersion: "",
+    durationNs: Number(process.hrtime.bigint() - started),
+    code,
+    srcGroup: srcGroup?.name ?? "",
+    dstGroup: group.name,
+    srcRegion: srcGroup?.region ?? "",
+    dstRegion: group.region,
+    srcZone: srcGroup?.zone ?? "",
     dstZone: group.zone,
     side: "server",
   };

@@ -136,7 +136,14 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         throw new Error(`topology ${topology.name} places ${definition.name} outside group ${group.name}`);
       }
       if (mounted.has(definition.name)) throw new Error(`${definition.name} is mounted twice`);
-      const guarded = guardService(definition, impl, verifier, group, log);
+      const guarded = guardService(
+        definition,
+        impl,
+        verifier,
+        group,
+        log,
+        options.callLog === undefined ? undefined : { log: options.callLog, topology },
+      );
       mounted.set(definition.name, { definition, impl: guarded as unknown as ServiceImpl<DescService> });
     },
     get mounted() {

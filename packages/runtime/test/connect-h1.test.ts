@@ -20,6 +20,8 @@ const verifier = createVerifier({ publicKey: generateKeyPairSync("ed25519").publ
 let server: Server;
 let port: number;
 let serving: Runtime;
+/** The serving side's call records: one per networked call from a component. */
+const served: CallRecord[] = [];
 const seen: { timeout: string | null; caller: string | null; contentType: string | null }[] = [];
 
 /** The error a call failed with; a call that succeeds fails the test. */
@@ -47,7 +49,7 @@ beforeAll(async () => {
   server = createServer();
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   port = (server.address() as AddressInfo).port;
-  serving = createRuntime({ topology: topology("binary"), group: "remote", verifier });
+  serving = createRuntime({ topology: topology("binary"), group: "remote", verifier, callLog: (r) => served.push(r) });
   serving.mount(worldgen, {
     async generateWorld(req, ctx) {
       seen.push({
@@ -84,6 +86,7 @@ for (const format of ["binary", "json"] as const) {
   describe(`Connect ${format} over HTTP/1.1`, () => {
     it("calls with the component credential, the caller and the deadline; returns the message, headers and trailers", async () => {
       const records: CallRecord[] = [];
+      served.length = 0;
       const runtime = createRuntime({ topology: topology(format), group: "local", verifier, serviceSigner, callLog: (r) => records.push(r) });
       const client = runtime.client(worldgen, "initiator");
       let header: Headers | undefined;
@@ -100,15 +103,22 @@ for (const format of ["binary", "json"] as const) {
       expect(last.contentType).toBe(format === "binary" ? "application/proto" : "application/json");
       expect(records).toHaveLength(1);
       expect(records[0]).toMatchObject({ src: "initiator", dst: "worldgen", dstVerb: "GenerateWorld", gameId: "g-1", mode: "networked", code: "ok", httpVersion: "1.1" });
+      // The callee's record of the same call: who called (from the caller header), and its share of the time.
+      expect(served).toHaveLength(1);
+      expect(served[0]).toMatchObject({ src: "initiator", srcVerb: "-", srcGroup: "local", dst: "worldgen", dstVerb: "GenerateWorld", dstGroup: "remote", gameId: "g-1", mode: "networked", code: "ok", side: "server" });
+      expect(served[0]!.durationNs).toBeGreaterThan(0);
+      expect(served[0]!.durationNs).toBeLessThan(records[0]!.durationNs);
     });
 
     it("reads an error's code, message and metadata", async () => {
+      served.length = 0;
       const runtime = createRuntime({ topology: topology(format), group: "local", verifier, serviceSigner });
       const err = await failure(runtime.client(worldgen, "initiator").generateWorld({ gameId: "fail" }));
       runtime.close();
       expect(err.code).toBe(Code.FailedPrecondition);
       expect(err.rawMessage).toBe("no world for you");
       expect(err.metadata.get("retry-after")).toBe("7");
+      expect(served.map((r) => [r.side, r.code])).toEqual([["server", "failed_precondition"]]);
     });
 
     it("ends a call at its deadline with deadline_exceeded, and one the caller aborts with canceled", async () => {

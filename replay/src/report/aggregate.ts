@@ -1,5 +1,5 @@
 import { LatencyHistogram, type Stats } from "./histogram.js";
-import type { Problem, RunData, RunSource } from "./load.js";
+import type { Problem, RpcSide, RunData, RunSource } from "./load.js";
 import { METRIC_IDS, type MetricId } from "./metrics.js";
 
 /** Latency of one RPC edge (caller → callee, method), pooled over a group's runs. */
@@ -7,7 +7,9 @@ export interface RpcRow {
   readonly src: string;
   readonly dst: string;
   readonly verb: string;
-  /** "src → dst verb". */
+  /** "caller": the whole call, timed by the caller; "callee": the callee's share of networked calls. */
+  readonly side: RpcSide;
+  /** "src → dst verb", with " (callee)" for the callee's share. */
   readonly label: string;
   readonly stats: Stats;
   readonly histogram: LatencyHistogram;
@@ -42,8 +44,8 @@ const UNAVAILABLE: Readonly<Record<RunSource, readonly MetricId[]>> = {
   flappygo: ["input_to_effect"],
 };
 
-export function rpcLabel(src: string, dst: string, verb: string): string {
-  return `${src} → ${dst} ${verb}`;
+export function rpcLabel(src: string, dst: string, verb: string, side: RpcSide = "caller"): string {
+  return `${src} → ${dst} ${verb}${side === "callee" ? " (callee)" : ""}`;
 }
 
 /** The study's deployments, nearest first: listed in this order, before any other (by name). */
@@ -94,12 +96,12 @@ function buildGroup(list: RunData[]): Group {
     histograms[id] = merged;
   }
 
-  const rpcHist = new Map<string, { src: string; dst: string; verb: string; h: LatencyHistogram }>();
+  const rpcHist = new Map<string, { src: string; dst: string; verb: string; side: RpcSide; h: LatencyHistogram }>();
   for (const run of pooled) {
     const perRun = new Map<string, LatencyHistogram>();
     for (const s of run.rpc) {
-      const key = `${s.src}\u0000${s.dst}\u0000${s.verb}`;
-      if (!rpcHist.has(key)) rpcHist.set(key, { src: s.src, dst: s.dst, verb: s.verb, h: new LatencyHistogram() });
+      const key = `${s.src}\u0000${s.dst}\u0000${s.verb}\u0000${s.side}`;
+      if (!rpcHist.has(key)) rpcHist.set(key, { src: s.src, dst: s.dst, verb: s.verb, side: s.side, h: new LatencyHistogram() });
       const h = perRun.get(key) ?? new LatencyHistogram();
       h.record(s.ms);
       perRun.set(key, h);
@@ -107,15 +109,15 @@ function buildGroup(list: RunData[]): Group {
     for (const [key, h] of perRun) rpcHist.get(key)!.h.add(h);
   }
   const rpc = [...rpcHist.values()]
-    .map(({ src, dst, verb, h }) => ({ src, dst, verb, label: rpcLabel(src, dst, verb), stats: h.stats(), histogram: h }))
-    .sort((a, b) => a.src.localeCompare(b.src) || a.dst.localeCompare(b.dst) || a.verb.localeCompare(b.verb));
+    .map(({ src, dst, verb, side, h }) => ({ src, dst, verb, side, label: rpcLabel(src, dst, verb, side), stats: h.stats(), histogram: h }))
+    .sort((a, b) => a.src.localeCompare(b.src) || a.dst.localeCompare(b.dst) || a.verb.localeCompare(b.verb) || Number(a.side === "callee") - Number(b.side === "callee"));
 
   return { deployment: first.deployment, seed: first.seed, sources, runs, pooled, metrics, histograms, rpc };
 }
 
 /** "min–max" of the per-RPC medians of a group (ms), or null without RPCs. */
 export function medianRpcRange(group: Group): { low: number; high: number } | null {
-  const medians = group.rpc.map((r) => r.stats.median).filter((m): m is number => m !== null);
+  const medians = group.rpc.filter((r) => r.side === "caller").map((r) => r.stats.median).filter((m): m is number => m !== null);
   if (medians.length === 0) return null;
   return { low: Math.min(...medians), high: Math.max(...medians) };
 }

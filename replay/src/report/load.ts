@@ -19,8 +19,12 @@ export interface RpcSample {
   readonly src: string;
   readonly dst: string;
   readonly verb: string;
+  /** "caller": the caller's whole call; "callee": the callee's share of a networked call from a component. */
+  readonly side: RpcSide;
   readonly ms: number;
 }
+
+export type RpcSide = "caller" | "callee";
 
 export type RunStatus = "ok" | "failed" | "unreadable";
 export type RunSource = "flaplab" | "flappygo";
@@ -267,7 +271,10 @@ export function parseRpcNdjson(text: string): RpcSample[] {
     const r = rec as Partial<Record<keyof CallRecord, unknown>>;
     const duration = numOrNull(r.durationNs);
     if (duration === null) continue;
-    out.push({ src: String(r.src ?? "?"), dst: String(r.dst ?? "?"), verb: String(r.dstVerb ?? "?"), ms: duration / 1e6 });
+    const src = String(r.src ?? "?");
+    // A callee's record of a call another component made (that component logs the whole call).
+    const side: RpcSide = r.side === "server" && src !== "external" ? "callee" : "caller";
+    out.push({ src, dst: String(r.dst ?? "?"), verb: String(r.dstVerb ?? "?"), side, ms: duration / 1e6 });
   }
   return out;
 }
@@ -317,7 +324,7 @@ async function readStatsCsv(path: string, problems: Problem[]): Promise<{ gameId
       if (!Number.isFinite(ns)) throw new Error(`line ${line}: ReqTime "${cells["ReqTime"]}" is not a number`);
       const gameId = cells["GameId"]!.trim();
       if (gameId === "") continue;
-      out.push({ gameId, sample: { src: cells["SrcSvcName"]!, dst: cells["DestSvcName"]!, verb: cells["DestSvcVerb"]!, ms: ns / 1e6 } });
+      out.push({ gameId, sample: { src: cells["SrcSvcName"]!, dst: cells["DestSvcName"]!, verb: cells["DestSvcVerb"]!, side: "caller", ms: ns / 1e6 } });
     }
     return out;
   } catch (err) {

@@ -184,7 +184,8 @@ export function renderMarkdown(report: Report): string {
 export const METRICS_CSV_HEADER = ["deployment", "seed", "metric", ...STAT_KEYS] as const;
 
 /**
- * Long format: one line per deployment × seed × metric (metric ids, then `rpc:<src>-><dst>:<verb>`).
+ * Long format: one line per deployment × seed × metric (metric ids, then `rpc:<src>-><dst>:<verb>`,
+ * and `rpc:<src>-><dst>:<verb>:callee` for the callee's share of a networked call).
  * Metrics a source cannot provide are left out; empty cells mean no samples.
  */
 export function renderMetricsCsv(report: Report): string {
@@ -195,7 +196,7 @@ export function renderMetricsCsv(report: Report): string {
         const s = g.metrics[m.id];
         return s === null ? [] : [{ metric: m.id, stats: s }];
       }),
-      ...g.rpc.map((r) => ({ metric: `rpc:${r.src}->${r.dst}:${r.verb}`, stats: r.stats })),
+      ...g.rpc.map((r) => ({ metric: `rpc:${r.src}->${r.dst}:${r.verb}${r.side === "callee" ? ":callee" : ""}`, stats: r.stats })),
     ];
     for (const { metric, stats } of rows) {
       lines.push([g.deployment, g.seed, metric, ...STAT_KEYS.map((k) => stats[k])].map(csvCell).join(","));

@@ -60,7 +60,8 @@ export function latencyTable(group: Group): Table {
 export function rpcTable(group: Group): Table {
   return {
     kind: "stats",
-    caption: "Per-RPC latency (caller-side duration), ms",
+    caption:
+      "Per-RPC latency, ms: the caller's whole call; (callee): the callee's share of a networked call, from its guard to the handler's answer (the rest is the hop: HTTP, sockets, waking the processes)",
     textColumns: 1,
     headers: RPC_HEADERS,
     rows: group.rpc.map((r) => [r.label, ...statCells(r.stats)]),

@@ -32,6 +32,8 @@ export interface RpcLine {
   dst: string;
   dstVerb: string;
   durationNs: number;
+  /** "client" unless given: "server" for a callee's record. */
+  side?: "client" | "server";
 }
 
 export interface RunSpec {
@@ -89,7 +91,7 @@ export async function writeRun(root: string, spec: RunSpec): Promise<string> {
   await writeFile(join(dir, "summary.json"), spec.summaryText ?? JSON.stringify(summary, null, 2));
   await writeFile(join(dir, "latency.csv"), latencyCsv(spec.rows));
   const rpc = (spec.rpc ?? []).map((r) =>
-    JSON.stringify({ level: 30, time: 1, msg: "rpc", ...r, srcVerb: "-", gameId, mode: "networked", protocol: "connect+proto", httpVersion: "1.1", code: "ok", side: "client" }),
+    JSON.stringify({ level: 30, time: 1, msg: "rpc", side: "client", ...r, srcVerb: "-", gameId, mode: "networked", protocol: "connect+proto", httpVersion: "1.1", code: "ok" }),
   );
   await writeFile(join(dir, "rpc.ndjson"), rpc.map((l) => `${l}\n`).join(""));
   return dir;

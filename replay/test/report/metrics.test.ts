@@ -61,6 +61,30 @@ function knownRun(): { rows: Row[]; effect: number[]; nextFrame: number[]; audio
 }
 
 describe("metrics of a hand-made run", () => {
+  it("keeps the callee's share of a networked call apart from the caller's whole call", async () => {
+    const root = await tempDir();
+    const out = await tempDir();
+    const ms = (list: number[], src: string, side: "client" | "server") =>
+      list.map((v) => ({ src, dst: src === "external" ? "auth" : "music", dstVerb: src === "external" ? "Login" : "PlayMusic", durationNs: v * 1e6, side }));
+    await writeRun(root, {
+      deployment: "microservices",
+      seed: "6977347407732442987",
+      run: 1,
+      rows: knownRun().rows,
+      rpc: [...ms([2, 3, 4], "engine", "client"), ...ms([0.5, 0.75, 1], "engine", "server"), ...ms([7], "external", "server")],
+    });
+    await generateReport({ inputs: [root], outDir: out });
+    const g = (await readJson(out)).groups[0]!;
+    expect(g.rpc.map((r) => r.label)).toEqual(["engine → music PlayMusic", "engine → music PlayMusic (callee)", "external → auth Login"]);
+    expectStats(g.rpc[0]!.stats, [2, 3, 4]);
+    expectStats(g.rpc[1]!.stats, [0.5, 0.75, 1]);
+    expectStats(g.rpc[2]!.stats, [7]);
+    const csv = await readFile(join(out, "metrics.csv"), "utf8");
+    expect(csv).toContain("microservices,6977347407732442987,rpc:engine->music:PlayMusic,3,");
+    expect(csv).toContain("microservices,6977347407732442987,rpc:engine->music:PlayMusic:callee,3,");
+    expect(await readFile(join(out, "report.md"), "utf8")).toContain("| engine → music PlayMusic (callee) | 3 |");
+  });
+
   it("reports the known percentiles of every metric", async () => {
     const root = await tempDir();
     const out = await tempDir();
