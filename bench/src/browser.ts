@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { flapLabMetrics, LatencyHistogram, parseLatencyCsv, type MetricId, type Stats } from "@flaplab/replay/report";
 import { parseReplayArgs } from "../../replay/src/run/options.js";
 import { replay } from "../../replay/src/run/runner.js";
-import { startDeployment, topologyOnFreePorts } from "../../replay/src/study/deployment.js";
+import { startStudyDeployment, topologyOnFreePorts } from "../../replay/src/study/deployment.js";
 import { repoDir } from "./child.js";
 import { EASY_TRACE } from "./frames.js";
 import type { GoalResult, RunOptions, SectionResult } from "./section.js";
@@ -28,7 +28,7 @@ export interface Monolith {
 /** `pnpm dev` of the monolith topology on free loopback ports, with its data in `dir`. */
 export async function startMonolith(dir: string, log: (l: string) => void): Promise<Monolith> {
   const topology = await topologyOnFreePorts("monolith");
-  const deployment = await startDeployment(topology.file, join(dir, "data"));
+  const deployment = await startStudyDeployment(topology.file, join(dir, "data"));
   log(`  browser: monolith up, web at ${deployment.webUrl}`);
   return {
     webUrl: deployment.webUrl,

@@ -1,7 +1,5 @@
-import { spawn } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { create } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
@@ -9,6 +7,7 @@ import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
 import { ClientInputSchema, GameStreamMessageSchema } from "@flaplab/contracts/engine/v1/stream_pb";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { DelimitedDecoder, encodeDelimited } from "@flaplab/game-stream";
+import { startDeployment } from "@flaplab/deployment";
 import { loadRttTable, edgeRtt } from "@flaplab/netem";
 import { loadTopology } from "@flaplab/runtime";
 import { loadWebTransport } from "@flaplab/streams";
@@ -17,7 +16,6 @@ import { readCallLog, topologyOnFreePorts } from "./helpers.js";
 
 // `pnpm dev multiregion` on one machine: every cross-region call takes its emulated RTT. Measured
 // against the same topology without emulation (the loopback cost of each edge).
-const DEV = join(import.meta.dirname, "../src/dev.ts");
 const EDGES = [
   ["initiator", "worldgen"],
   ["initiator", "engine"],
@@ -52,23 +50,15 @@ async function zeroRttTable(dir: string): Promise<string> {
 async function runDeployment(emulate: boolean): Promise<Map<string, number>> {
   const topo = await topologyOnFreePorts("multiregion");
   const dataDir = join(topo.dir, "data");
-  const rtt = emulate ? [] : ["--rtt", await zeroRttTable(topo.dir)];
-  const args = ["--import", "tsx", DEV, topo.file, "--data-dir", dataDir, "--no-web", ...rtt];
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
-  const exited = new Promise((r) => child.once("exit", r));
+  const deployment = await startDeployment(topo.file, {
+    dataDir,
+    web: "none",
+    ...(emulate ? {} : { rttFile: await zeroRttTable(topo.dir) }),
+  });
   cleanups.push(async () => {
-    child.kill("SIGKILL");
+    await deployment.stop();
   });
-  const lines: string[] = [];
-  await new Promise<void>((ok, fail) => {
-    for (const s of [child.stdout!, child.stderr!]) {
-      createInterface({ input: s }).on("line", (l) => {
-        lines.push(l);
-        if (/\[dev\] .* is up/.test(l)) ok();
-      });
-    }
-    void exited.then(() => fail(new Error(lines.slice(-20).join("\n"))));
-  });
+  await deployment.ready;
   const topology = await loadTopology(topo.file);
   const url = (g: string) => `http://${topology.groups.find((x) => x.name === g)!.address}`;
   const auth = createClient(AuthService, createConnectTransport({ baseUrl: url("auth"), httpVersion: "1.1" }));
@@ -101,8 +91,7 @@ async function runDeployment(emulate: boolean): Promise<Map<string, number>> {
       }
     }
   }
-  child.kill("SIGINT");
-  await exited;
+  await deployment.stop();
   const records = [
     ...(await readCallLog(join(dataDir, "logs", "rpc-multiregion-initiator.ndjson"))),
     ...(await readCallLog(join(dataDir, "logs", "rpc-multiregion-engine.ndjson"))),

@@ -31,7 +31,7 @@ import { parseBearer, type ServiceSigner } from "@flaplab/identity";
 import type { CallLog, CallMode } from "./call-log.js";
 import { connectH1Call } from "./connect-h1.js";
 import { grpcH2Call } from "./grpc-h2.js";
-import { CALLER_HEADER, DirectContext } from "./direct-context.js";
+import { CALLER_HEADER, DirectContext, inProcessCallKey } from "./direct-context.js";
 import { codeName, gameIdOf } from "./guard.js";
 import type { GroupSpec, NetworkSettings } from "./topology.js";
 
@@ -224,7 +224,16 @@ export function serializedTransport(
   impl: ServiceImpl<DescService>,
   readMaxBytes: number,
 ): Transport {
-  return createRouterTransport((router) => router.service(site.target.service, impl), {
+  // Marked in-process for the callee's guard: the caller alone logs the call.
+  const handlers = impl as unknown as Record<string, UnaryHandler>;
+  const marked: Record<string, UnaryHandler> = {};
+  for (const [name, handler] of Object.entries(handlers)) {
+    marked[name] = (req, ctx) => {
+      ctx.values.set(inProcessCallKey, true);
+      return handler.call(impl, req, ctx);
+    };
+  }
+  return createRouterTransport((router) => router.service(site.target.service, marked as unknown as ServiceImpl<DescService>), {
     transport: { interceptors: [observingInterceptor(site)], useBinaryFormat: true, defaultTimeoutMs: site.defaultTimeoutMs },
     router: { readMaxBytes },
   });

@@ -1,9 +1,12 @@
 import type { DescMethodUnary, DescService } from "@bufbuild/protobuf";
-import { createContextValues, type ContextValues, type HandlerContext } from "@connectrpc/connect";
+import { createContextKey, createContextValues, type ContextValues, type HandlerContext } from "@connectrpc/connect";
 import { CallSignal } from "@flaplab/component";
 
 /** Header a runtime client puts on every call: "<component>.<verb>" of the caller. */
 export const CALLER_HEADER = "x-flaplab-caller";
+
+/** Set on a serialized call's context: it never left the process (the callee does not log it). */
+export const inProcessCallKey = createContextKey<boolean>(false, { description: "flaplab in-process call" });
 
 type HeadersInit = ConstructorParameters<typeof Headers>[0];
 

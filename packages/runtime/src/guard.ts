@@ -10,7 +10,7 @@ import {
 } from "@flaplab/component";
 import { parseBearer, type TokenVerifier } from "@flaplab/identity";
 import type { CallLog, CallRecord } from "./call-log.js";
-import { CALLER_HEADER, DirectContext } from "./direct-context.js";
+import { CALLER_HEADER, DirectContext, inProcessCallKey } from "./direct-context.js";
 import { type GroupSpec, groupOf, type Topology } from "./topology.js";
 
 
@@ -70,7 +70,7 @@ export function guardService<S extends DescService>(
      * hop (transport, HTTP, waking the processes) cost.
      */
     const serveComponent = (req: unknown, ctx: HandlerContext, principal: Principal, started: bigint, direct: DirectContext | undefined): unknown => {
-      if (direct !== undefined || calleeLog === undefined) return serve(req, ctx, principal);
+      if (direct !== undefined || calleeLog === undefined || ctx.values.get(inProcessCallKey)) return serve(req, ctx, principal);
       const written = (code: string) => calleeLog.log(calleeRecord(def, method, group, calleeLog.topology, req, ctx, started, code));
       let result: unknown;
       try {

@@ -47,8 +47,20 @@ describeContract(
       expect(seenBy.get(t.mode)).toContain("alice");
     });
 
+    it("has the callee log its share of a networked nested call, and of no in-process one", () => {
+      const served = t.calls.filter((r) => r.src === "initiator" && r.dst === "worldgen" && r.side === "server");
+      if (!t.mode.startsWith("networked")) {
+        expect(served).toEqual([]);
+        return;
+      }
+      expect(served).toHaveLength(1);
+      expect(served[0]).toMatchObject({ srcVerb: "StartGame", dstVerb: "GenerateWorld", gameId: "game-1", mode: "networked", code: "ok" });
+      const whole = t.calls.find((r) => r.src === "initiator" && r.dst === "worldgen" && r.side === "client")!;
+      expect(served[0]!.durationNs).toBeLessThan(whole.durationNs);
+    });
+
     it("logs the nested call with source, destination, game id and the mode of the edge", () => {
-      const rec = t.calls.find((r) => r.src === "initiator" && r.dst === "worldgen");
+      const rec = t.calls.find((r) => r.src === "initiator" && r.dst === "worldgen" && r.side === "client");
       expect(rec).toBeDefined();
       expect(rec).toMatchObject({ srcVerb: "StartGame", dstVerb: "GenerateWorld", gameId: "game-1", code: "ok" });
       const expected = t.mode.startsWith("networked") ? "networked" : t.mode;

@@ -4,7 +4,7 @@ import { DEPLOYMENT_ORDER } from "../report/aggregate.js";
 import { generateReport } from "../report/index.js";
 import { loadTrace, ReplayUsageError, type ReplayOptions } from "../run/options.js";
 import { replay } from "../run/runner.js";
-import { startDeployment } from "./deployment.js";
+import { startStudyDeployment } from "./deployment.js";
 
 /** The four deployments of the study, nearest first (the report lists them in this order). */
 export const STUDY_DEPLOYMENTS = DEPLOYMENT_ORDER;
@@ -50,7 +50,12 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
   const retries = Number(values.retries);
   if (!Number.isInteger(retries) || retries < 0 || retries > 10) throw new ReplayUsageError(`--retries must be 0…10, got ${values.retries}`);
   return {
-    deployments: values.deployments.split(",").map((d) => d.trim()).filter(Boolean),
+    // A name is one of the repository's topologies; a file is resolved like the other paths.
+    deployments: values.deployments
+      .split(",")
+      .map((d) => d.trim())
+      .filter(Boolean)
+      .map((d) => (d.includes("/") || d.endsWith(".json") ? resolve(cwd, d) : d)),
     traces: values.trace?.map((t) => resolve(cwd, t)) ?? STUDY_TRACES.map((t) => resolve(repo, t)),
     runs,
     retries,
@@ -73,8 +78,10 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
     // A topology name ("multiaz") or a topology file; runs are filed under its name.
     const name = basename(topology).replace(/\.json$/, "");
     log(`study: deployment ${i + 1}/${opts.deployments.length}: ${name} — starting`);
-    const deployment = await startDeployment(topology, join(opts.out, "data", name), (line) => {
-      if (/\[dev\] +(emulating|[a-z-]+->)/.test(line)) log(`study:   ${line.replace("[dev] ", "")}`);
+    const deployment = await startStudyDeployment(topology, join(opts.out, "data", name), (event) => {
+      if (event.type !== "emulating") return;
+      log(`study:   emulating ${event.emulation.edges.length} links (RTT table: ${event.rttTableDate})`);
+      for (const e of event.emulation.edges) log(`study:     ${e.name.padEnd(28)} ${e.kind.padEnd(12)} RTT ${e.rttMs} ms ± ${e.jitterMs}`);
     });
     try {
       const replayOptions: ReplayOptions = {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseReplayArgs } from "../../src/run/options.js";
 import { replay, type RunSummary } from "../../src/run/runner.js";
-import { startDeployment, type RunningDeployment } from "../../src/study/deployment.js";
+import { type RunningDeployment, startStudyDeployment } from "../../src/study/deployment.js";
 import { REPO, topologyOnFreePorts } from "./free-topology.js";
 
 // Faults in the middle of a game end the run as failed, with a reason, within bounded time.
@@ -16,7 +16,7 @@ afterAll(async () => {
 
 async function deploy(topology: string): Promise<RunningDeployment> {
   const topo = await topologyOnFreePorts(topology);
-  const d = await startDeployment(topo.file, join(topo.dir, "data"));
+  const d = await startStudyDeployment(topo.file, join(topo.dir, "data"));
   cleanups.push(async () => {
     await d.stop();
     await rm(topo.dir, { recursive: true, force: true });
@@ -41,8 +41,8 @@ async function replayWithFault(d: RunningDeployment, out: string, fault: () => v
 describe("faults mid-game", () => {
   it("killing the latency proxy fails the run with a reason instead of hanging", async () => {
     const d = await deploy("multiaz");
-    const port = /toxiproxy at http:\/\/127\.0\.0\.1:(\d+)/.exec(d.lines.join("\n"))?.[1];
-    expect(port).toBeDefined();
+    expect(d.toxiproxyUrl).toBeDefined();
+    const port = new URL(d.toxiproxyUrl!).port;
     const summary = await replayWithFault(d, join(REPO, "test-results", "faults-proxy"), () => {
       execFileSync("pkill", ["-KILL", "-f", `toxiproxy-server -host 127.0.0.1 -port ${port}`]);
     });
@@ -53,13 +53,9 @@ describe("faults mid-game", () => {
 
   it("killing a component mid-game fails the run with a reason", async () => {
     const d = await deploy("microservices");
-    const enginePid = () => {
-      const line = d.lines.find((l) => l.startsWith("[engine") && l.includes('"event":"listening"'));
-      return line ? (JSON.parse(line.slice(line.indexOf("{"))) as { pid: number }).pid : undefined;
-    };
     let killed: number | undefined;
     const summary = await replayWithFault(d, join(REPO, "test-results", "faults-component"), () => {
-      killed = enginePid();
+      killed = d.pidOf("engine");
       if (killed) process.kill(killed, "SIGKILL");
     });
     expect(killed).toBeDefined();

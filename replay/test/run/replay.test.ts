@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseReplayArgs } from "../../src/run/options.js";
 import { NO_INPUT_DEFERRAL_ARG } from "../../src/run/play.js";
 import { replay, type RunSummary } from "../../src/run/runner.js";
-import { startDeployment, type RunningDeployment } from "../../src/study/deployment.js";
+import { type RunningDeployment, startStudyDeployment } from "../../src/study/deployment.js";
 import { REPO, topologyOnFreePorts } from "./free-topology.js";
 
 // The published easy trace replayed 5 times in Chromium against `pnpm dev monolith`.
@@ -17,7 +17,7 @@ let webUrl: string;
 beforeAll(async () => {
   const topo = await topologyOnFreePorts("monolith");
   dir = topo.dir;
-  deployment = await startDeployment(topo.file, join(dir, "data"));
+  deployment = await startStudyDeployment(topo.file, join(dir, "data"));
   webUrl = deployment.webUrl;
 }, 90_000);
 

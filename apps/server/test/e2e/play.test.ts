@@ -1,11 +1,10 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdir, readFile, rm } from "node:fs/promises";
-import { join, resolve } from "node:path";
-import { createInterface } from "node:readline";
+import { join } from "node:path";
 import { PNG } from "pngjs";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
+import { startDeployment } from "@flaplab/deployment";
 import { parseTrace, replayFlapOffsetsMs } from "@flaplab/traces";
 import { afterAll, describe, expect, it } from "vitest";
 import { REPO, topologyOnFreePorts } from "../helpers.js";
@@ -13,7 +12,6 @@ import { launchBrowser } from "./browser.js";
 
 // A person's game, in real Chromium: register, start, press Space at the easy trace's times,
 // reach game over, and find the run on the scoreboard. Against the monolith and microservices.
-const DEV = resolve(import.meta.dirname, "../../src/dev.ts");
 const SCREENSHOTS = join(REPO, "test-results", "e2e");
 const EASY_SEED = "6977347407732442987";
 
@@ -24,27 +22,13 @@ afterAll(async () => {
 
 async function startDev(topology: string) {
   const topo = await topologyOnFreePorts(topology);
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", DEV, topo.file, "--data-dir", join(topo.dir, "data")], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const lines: string[] = [];
-  const exited = new Promise<number | null>((r) => child.on("exit", r));
+  const deployment = await startDeployment(topo.file, { dataDir: join(topo.dir, "data") });
   stops.push(async () => {
-    child.kill("SIGINT");
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 8000))]);
-    child.kill("SIGKILL");
+    await deployment.stop();
     await rm(topo.dir, { recursive: true, force: true });
   });
-  await new Promise<void>((ok, fail) => {
-    for (const s of [child.stdout!, child.stderr!]) {
-      createInterface({ input: s }).on("line", (line) => {
-        lines.push(line);
-        if (/\[dev\] .* is up/.test(line)) ok();
-      });
-    }
-    void exited.then((code) => fail(new Error(`dev exited (${code}):\n${lines.slice(-30).join("\n")}`)));
-  });
-  return { topo, lines };
+  await deployment.ready;
+  return { topo, lines: deployment.lines };
 }
 
 /** Counts pixels of `rgb` (within ±tolerance per channel) in a PNG. */
