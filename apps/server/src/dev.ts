@@ -46,10 +46,10 @@ async function main(): Promise<number> {
     return 2;
   }
   const dataDir = values["data-dir"] ? userPath(values["data-dir"]) : DEFAULT_DATA_DIR;
-  const file = which.includes("/") || which.endsWith(".json") ? userPath(which) : which;
+  const topology = await loadTopology(which.includes("/") || which.endsWith(".json") ? userPath(which) : which, TOPOLOGIES_DIR);
   // Each process's lines, prefixed with its name padded to the longest one.
-  const width = Math.max(3, ...(await loadTopology(file, TOPOLOGIES_DIR)).groups.map((g) => g.name.length));
-  const deployment = await startDeployment(file, {
+  const width = Math.max(3, ...topology.groups.map((g) => g.name.length));
+  const deployment = await startDeployment(topology, {
     dataDir,
     web: values["no-web"] ? "none" : values["web-build"] ? "build" : "dev",
     emulate: !values["no-emulate"],
@@ -72,7 +72,6 @@ async function main(): Promise<number> {
   } catch {
     return deployment.stopped;
   }
-  const { topology } = deployment;
   say(`${topology.name} is up: ${topology.groups.length} process(es); data in ${dataDir}`);
   for (const e of Object.values(deployment.endpoints)) {
     say(`  ${e.group.padEnd(width)}  ${e.url}${e.streamUrl ? `  streams ${e.streamUrl}` : ""}  ${e.components.join(", ") || "(no components)"}`);

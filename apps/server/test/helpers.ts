@@ -1,13 +1,10 @@
 import { readFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
-import { type TopologyCopy, topologyOnFreePorts as copyOnFreePorts } from "@flaplab/ports";
+import { resolve } from "node:path";
 
 export const REPO = resolve(import.meta.dirname, "../../..");
 
 /** A copy of a repository topology with every group (and the web client) moved to a free loopback port. */
-export function topologyOnFreePorts(name: string): Promise<TopologyCopy> {
-  return copyOnFreePorts(join(REPO, "topologies", `${name}.json`));
-}
+export { repositoryTopologyOnFreePorts as topologyOnFreePorts } from "@flaplab/deployment";
 
 /** Call records of a call-log file. */
 export async function readCallLog(file: string): Promise<Array<Record<string, unknown>>> {

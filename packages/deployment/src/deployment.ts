@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { loadOrCreateKeys } from "@flaplab/identity";
 import { emulate, findToxiproxy, loadRttTable, startToxiproxy, type Emulation, type Toxiproxy } from "@flaplab/netem";
-import { freePort } from "@flaplab/ports";
+import { freePort, type TopologyCopy, topologyOnFreePorts } from "@flaplab/ports";
 import type { ComponentName } from "@flaplab/component";
 import { groupOf, loadTopology, parseAddress, type Topology } from "@flaplab/runtime";
 import { loadOrCreateDevCertificate } from "@flaplab/streams";
@@ -18,6 +18,14 @@ const SERVER_DIR = join(REPO, "apps/server");
 const SERVER_MAIN = join(SERVER_DIR, "src/main.ts");
 const WEB_DIR = join(REPO, "apps/web");
 const WEB_SERVE = join(WEB_DIR, "scripts/serve.ts");
+
+/**
+ * A copy of the repository topology `name` in a new temporary folder, with every address (and the
+ * web client's) on a free loopback port, so a deployment of it can run beside `pnpm dev`.
+ */
+export function repositoryTopologyOnFreePorts(name: string): Promise<TopologyCopy> {
+  return topologyOnFreePorts(join(TOPOLOGIES_DIR, `${name}.json`));
+}
 
 export const DEFAULT_READY_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
@@ -106,16 +114,18 @@ interface Command {
 }
 
 /**
- * Starts `topology` (a topology file, or the name of one in `topologies/`) on this machine: one
+ * Starts `topology` (a topology file, the name of one in `topologies/`, or one loaded from a file) on this machine: one
  * child process per group (`apps/server`), toxiproxy for the links between regions, and the web
  * client. The same way for `pnpm dev`, the tests, the study and the bench.
  *
  * Throws before starting anything when a port of the topology is taken. Once `ready` has resolved,
  * a group that exits is restarted (with backoff) unless it crash-loops.
  */
-export async function startDeployment(topology: string, options: DeploymentOptions): Promise<Deployment> {
-  const topo = await loadTopology(topology, TOPOLOGIES_DIR);
-  const topologyFile = topo.source!;
+export async function startDeployment(topology: string | Topology, options: DeploymentOptions): Promise<Deployment> {
+  const topo = typeof topology === "string" ? await loadTopology(topology, TOPOLOGIES_DIR) : topology;
+  // The processes read the same file.
+  const topologyFile = topo.source;
+  if (topologyFile === undefined) throw new Error(`topology ${topo.name} was not read from a file: the processes need one`);
   // Absolute: the processes run in their own package's folder.
   const dataDir = resolve(options.dataDir);
   const web = options.web ?? "dev";

@@ -1,3 +1,3 @@
-export { startDeployment, TOPOLOGIES_DIR, DEFAULT_READY_TIMEOUT_MS } from "./deployment.js";
+export { startDeployment, repositoryTopologyOnFreePorts, TOPOLOGIES_DIR, DEFAULT_READY_TIMEOUT_MS } from "./deployment.js";
 export type { Deployment, DeploymentEvent, DeploymentOptions, GroupEndpoint } from "./deployment.js";
 export { RestartPolicy, DEFAULT_MAX_RESTARTS_PER_MINUTE } from "./restarts.js";

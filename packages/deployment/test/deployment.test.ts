@@ -1,10 +1,9 @@
 import { rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { topologyOnFreePorts } from "@flaplab/ports";
 import { parseAddress } from "@flaplab/runtime";
 import { afterEach, describe, expect, it } from "vitest";
-import { type Deployment, type DeploymentEvent, RestartPolicy, startDeployment, TOPOLOGIES_DIR } from "../src/index.js";
+import { type Deployment, type DeploymentEvent, RestartPolicy, repositoryTopologyOnFreePorts, startDeployment } from "../src/index.js";
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -12,7 +11,7 @@ afterEach(async () => {
 });
 
 async function copy(name: string) {
-  const topo = await topologyOnFreePorts(join(TOPOLOGIES_DIR, `${name}.json`));
+  const topo = await repositoryTopologyOnFreePorts(name);
   cleanups.push(() => rm(topo.dir, { recursive: true, force: true }));
   return topo;
 }

@@ -1,15 +1,7 @@
-import { join } from "node:path";
-import { type Deployment, type DeploymentEvent, startDeployment, TOPOLOGIES_DIR } from "@flaplab/deployment";
-import { topologyOnFreePorts as copyOnFreePorts } from "@flaplab/ports";
+import { type Deployment, type DeploymentEvent, startDeployment } from "@flaplab/deployment";
 
-/**
- * A copy of the repository topology `name` in a new temporary folder, with every address (and the
- * web client's) on a free loopback port, so a deployment can run beside `pnpm dev`.
- */
-export async function topologyOnFreePorts(name: string): Promise<{ dir: string; file: string }> {
-  const { dir, file } = await copyOnFreePorts(join(TOPOLOGIES_DIR, `${name}.json`));
-  return { dir, file };
-}
+/** A copy of a repository topology on free loopback ports (see @flaplab/deployment). */
+export { repositoryTopologyOnFreePorts as topologyOnFreePorts } from "@flaplab/deployment";
 
 /** A deployment that is up, with its web client. */
 export type RunningDeployment = Deployment & { readonly webUrl: string };
