@@ -122,12 +122,12 @@ export function flappingSession(
     gameId,
     principal,
     keepSent: false,
-    onSend: (bytes) => {
+    onSend: (_source, start, end) => {
       const tick = tickOf();
       if (tick > lastTick) {
         lastTick = tick;
         stats.frames++;
-        stats.frameBytes += bytes.byteLength;
+        stats.frameBytes += end - start;
         if (flapTicks.has(tick + 1)) input();
       } else {
         stats.acks++;

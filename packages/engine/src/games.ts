@@ -12,6 +12,7 @@ import {
   tickInPlace,
   validateCourse,
 } from "@flaplab/physics";
+import { InputLog } from "./input-log.js";
 
 /** Who started a game: only this user may send it inputs. */
 export interface GameOwner {
@@ -20,17 +21,6 @@ export interface GameOwner {
   readonly token: string;
   /** When `token` expires, if known. */
   readonly expiresAt?: Date;
-}
-
-/** One accepted key press. */
-export interface InputRecord {
-  readonly seq: number;
-  readonly clientTimeMs: number;
-  /** Table clock when the input arrived, ms. */
-  readonly receivedAtMs: number;
-  /** The next tick: the first whose movement the input affects (a flap sets the velocity at once). */
-  readonly tick: number;
-  readonly effect: InputEffect;
 }
 
 /**
@@ -57,7 +47,7 @@ export interface Game {
    */
   readonly reflectedSeq: number;
   /** Accepted inputs in arrival order, the oldest dropped beyond `maxInputLog`. */
-  readonly inputs: readonly InputRecord[];
+  readonly inputs: InputLog;
 }
 
 type MutableGame = { -readonly [K in keyof Game]: Game[K] };
@@ -263,7 +253,7 @@ export class GameTable {
       lastActivityMs: now,
       lastInputSeq: 0,
       reflectedSeq: 0,
-      inputs: [],
+      inputs: new InputLog(this.maxInputLog),
     };
     this.games.set(game.id, game);
     let mine = this.unfinished.get(game.owner.username);
@@ -333,9 +323,7 @@ export class GameTable {
     game.lastActivityMs = now;
     if (input.seq > game.lastInputSeq) game.lastInputSeq = input.seq;
     const tick = game.state.tick + 1;
-    const inputs = game.inputs as InputRecord[];
-    if (inputs.length >= this.maxInputLog) inputs.shift();
-    inputs.push({ seq: input.seq, clientTimeMs: input.clientTimeMs, receivedAtMs: now, tick, effect });
+    game.inputs.push(input.seq, input.clientTimeMs, now, tick, effect);
     return { tick, phase: game.state.phase, effect };
   }
 
@@ -383,7 +371,8 @@ export class GameTable {
     let finished = 0;
     let unplayed = 0;
     let idle = 0;
-    for (const [id, game] of this.games) {
+    // values(), not entries(): an [id, game] pair per game would be garbage on every sweep.
+    for (const game of this.games.values()) {
       if (game.finishedAtMs !== undefined) {
         if (now - game.finishedAtMs < this.finishedTtlMs) continue;
         finished++;
@@ -394,7 +383,7 @@ export class GameTable {
         if (now - game.lastActivityMs < this.idleTtlMs) continue;
         idle++;
       }
-      this.delete(id);
+      this.delete(game.id);
     }
     const result = { finished, unplayed, idle };
     if (finished + unplayed + idle > 0) {

@@ -10,7 +10,8 @@ export {
   DEFAULT_UNPLAYED_TTL_MS,
   MAX_GAME_ID_LENGTH,
 } from "./games.js";
-export type { Game, GameOwner, GameTableLogger, GameTableOptions, InputRecord, InputResult, NewGame, SweepResult } from "./games.js";
+export { InputLog, type InputRecord } from "./input-log.js";
+export type { Game, GameOwner, GameTableLogger, GameTableOptions, InputResult, NewGame, SweepResult } from "./games.js";
 export { TickScheduler, realTickClock } from "./scheduler.js";
 export type { TickClock, TickFn, TickInfo, ScheduledTask, TickSchedulerOptions } from "./scheduler.js";
 export { ManualTickClock } from "./manual-clock.js";

@@ -84,12 +84,12 @@ describe("GameTable.input and tick", () => {
     games.tick("g");
     expect(g.state.birdVelocity).toBe(-4.6 + 0.25); // two presses, one flap
     expect(g.reflectedSeq).toBe(3);
-    expect(g.inputs.map((i) => [i.seq, i.tick, i.effect])).toEqual([
+    expect(g.inputs.toArray().map((i) => [i.seq, i.tick, i.effect])).toEqual([
       [1, 1, "started"],
       [2, 2, "flap"],
       [3, 2, "flap"],
     ]);
-    expect(g.inputs[0]?.clientTimeMs).toBe(12.5);
+    expect(g.inputs.at(0)?.clientTimeMs).toBe(12.5);
   });
 
   it("checks the game and its owner", () => {
@@ -132,7 +132,7 @@ describe("GameTable.input and tick", () => {
     const games = new GameTable({ maxInputLog: 3 });
     games.create({ id: "g", owner: alice, course: courseOf(openWorld()) });
     for (let seq = 1; seq <= 5; seq++) games.input("g", "alice", { seq, clientTimeMs: seq });
-    expect(games.get("g")?.inputs.map((i) => i.seq)).toEqual([3, 4, 5]);
+    expect(games.get("g")?.inputs.toArray().map((i) => i.seq)).toEqual([3, 4, 5]);
     expect(games.get("g")?.lastInputSeq).toBe(5);
   });
 

@@ -19,8 +19,18 @@ export interface StreamSession {
   readonly kind: string;
   /** Bytes from the client, as they arrive (not yet split into messages). Ends when the client stops. */
   readonly incoming: AsyncIterable<Uint8Array>;
-  /** Queues bytes to the client. Returns false when the session is already closed; never throws. */
+  /**
+   * Queues bytes to the client; the transport keeps `bytes`, so they must not change afterwards.
+   * Returns false when the session is already closed; never throws.
+   */
   send(bytes: Uint8Array): boolean;
+  /**
+   * Queues `source[start, end)` to the client. The transport copies what it keeps before it
+   * returns, so the caller may overwrite `source` at once: how the engine sends every frame from
+   * its one reused `FrameWriter` without allocating. Returns false when the session is already
+   * closed; never throws.
+   */
+  sendFrom(source: Uint8Array, start: number, end: number): boolean;
   /** Bytes queued and not yet accepted by the transport. */
   readonly bufferedBytes: number;
   /** Ends the session: the client sees `code` and `reason`. Later calls do nothing. */

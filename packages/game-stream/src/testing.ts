@@ -20,10 +20,11 @@ export interface MemorySessionOptions {
    */
   readonly keepSent?: boolean;
   /**
-   * Called with each chunk `send` accepts, after it is kept. A scripted client answers here: it
-   * may `push` its next input, as a real client would on receiving that chunk.
+   * Called with each chunk `send` or `sendFrom` accepts, after it is kept, as `source[start, end)`
+   * (read it during the call: `sendFrom`'s source is the sender's to overwrite). A scripted client
+   * answers here: it may `push` its next input, as a real client would on receiving that chunk.
    */
-  readonly onSend?: (bytes: Uint8Array) => void;
+  readonly onSend?: (source: Uint8Array, start: number, end: number) => void;
 }
 
 /**
@@ -51,7 +52,7 @@ export class MemoryStreamSession implements StreamSession {
   private readonly sentChunks: Uint8Array[] = [];
   private readonly sentTimes: number[] = [];
   private readonly keepSent: boolean;
-  private readonly onSend: ((bytes: Uint8Array) => void) | undefined;
+  private readonly onSend: ((source: Uint8Array, start: number, end: number) => void) | undefined;
   private ended: SessionEnd | undefined;
   private resolveClosed!: (end: SessionEnd) => void;
   private readonly queue: Uint8Array[] = [];
@@ -129,7 +130,18 @@ export class MemoryStreamSession implements StreamSession {
       this.sentChunks.push(bytes);
       this.sentTimes.push(performance.now());
     }
-    this.onSend?.(bytes);
+    this.onSend?.(bytes, 0, bytes.length);
+    return true;
+  }
+
+  /** Keeps a copy only with `keepSent` (so a scripted client allocates nothing here). */
+  sendFrom(source: Uint8Array, start: number, end: number): boolean {
+    if (this.ended) return false;
+    if (this.keepSent) {
+      this.sentChunks.push(source.slice(start, end));
+      this.sentTimes.push(performance.now());
+    }
+    this.onSend?.(source, start, end);
     return true;
   }
 

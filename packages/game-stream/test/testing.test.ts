@@ -109,14 +109,15 @@ describe("MemoryStreamSession", () => {
       gameId: "g1",
       principal: alice,
       keepSent: false,
-      onSend: (bytes) => {
-        seen.push(bytes.length);
+      onSend: (_source, start, end) => {
+        seen.push(end - start);
         session.pushMessage(ClientInputSchema, { seq: seen.length });
       },
     });
     const reader = drain(session);
     session.send(new Uint8Array([1, 2]));
-    session.send(new Uint8Array([3]));
+    const reused = new Uint8Array([9, 3, 9]);
+    session.sendFrom(reused, 1, 2);
     await flush();
     expect(seen).toEqual([2, 1]);
     expect(session.sent).toHaveLength(0);
@@ -127,6 +128,17 @@ describe("MemoryStreamSession", () => {
     session.close(CloseCode.Normal, "game over");
     expect(session.send(new Uint8Array([4]))).toBe(false);
     expect(seen).toEqual([2, 1]);
+  });
+
+  it("sendFrom keeps a copy of the range, so the sender may overwrite its buffer", () => {
+    const session = new MemoryStreamSession({ gameId: "g1", principal: alice });
+    const buffer = new Uint8Array([7, 1, 2, 7]);
+    expect(session.sendFrom(buffer, 1, 3)).toBe(true);
+    buffer.fill(0);
+    expect([...(session.sent[0] ?? [])]).toEqual([1, 2]);
+    session.close(CloseCode.Normal, "game over");
+    expect(session.sendFrom(buffer, 0, 1)).toBe(false);
+    expect(session.sent).toHaveLength(1);
   });
 
   it("reports the buffered bytes it is given", () => {

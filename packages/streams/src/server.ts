@@ -352,6 +352,10 @@ function adapt(wt: WtSession, bidi: WtBidiStream, kind: string, gameId: string, 
       }
       return true;
     },
+    sendFrom(source, start, end) {
+      // The WebTransport writer keeps what it is given until written: it gets its own copy.
+      return session.send(source.slice(start, end));
+    },
     get bufferedBytes() {
       return buffered;
     },
