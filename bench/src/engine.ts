@@ -9,7 +9,9 @@ import type { ShardedStepResult } from "./engine-shards.js";
 import type { GcPauses } from "./gc.js";
 import type { Percentiles } from "./hist.js";
 import { type GoalResult, metText, type RunOptions, type SectionResult } from "./section.js";
-import type { ClientStats, OpenResult } from "./stream-clients.js";
+import type { ClientStats, OpenResult, StreamLink } from "./stream-clients.js";
+import { loopbackBytes } from "./machine.js";
+import { STAT_HEADERS, STAT_KEYS } from "@flaplab/report-kit/latency";
 import type { StreamGame, StreamServerInfo, StreamServerStats } from "./stream-server.js";
 import { count, ratio, sig, tailCells } from "./table.js";
 
@@ -39,7 +41,16 @@ export interface EngineRow {
   readonly backToBack?: number;
   /** JS heap bytes allocated per tick frame during the measurement. */
   readonly allocBytesPerFrame?: number;
+  /** The client link of a stream row. */
+  readonly link?: StreamLink;
+  /** Loopback bytes (both directions, headers included) ÷ frames received. */
+  readonly wireBytesPerFrame?: number | null;
+  /** False for a row measured only for the link table (it does not count for the maximum). */
+  readonly counted?: boolean;
 }
+
+/** The client links section 3b compares. */
+export const LINKS: readonly StreamLink[] = ["webtransport", "websocket"];
 
 const FULL = {
   memory: [1000, 2000, 4000, 6000, 8000, 10_000, 12_000],
@@ -144,7 +155,8 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
     await engine.stop();
   }
 
-  // (b) Over the stream server, clients in another process.
+  // (b) Over the stream server, clients in another process: each link in turn, stepping up, after
+  // one game alone (the link table's first row).
   const dir = await mkdtemp(join(opts.workDir, "streams-"));
   let server: Child | undefined;
   let clients: Child | undefined;
@@ -152,44 +164,58 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
     const srv = (server = await startChild("stream-server.ts"));
     const cli = (clients = await startChild("stream-clients.ts"));
     const info = await srv.request<StreamServerInfo>({ type: "start", keysDir: dir });
-    await stepGames(plan.stream, plan.streamBelow, async (games) => {
-      const made = await srv.request<StreamGame[]>({ type: "games", count: games, prefix: `n${games}` });
-      const opened = await cli.request<OpenResult>({ type: "open", url: info.url, certSha256: info.certSha256, games: made, concurrency: 16 }, 180_000);
-      await cli.request({ type: "start", rampMs: plan.rampMs }, 60_000);
-      await sleep(plan.settleMs);
-      await srv.request({ type: "reset" });
-      await cli.request({ type: "reset" });
-      await sleep(plan.streamMeasureMs);
-      const s = await srv.request<StreamServerStats>({ type: "stats" }, 30_000);
-      const c = await cli.request<ClientStats>({ type: "stats" }, 30_000);
-      const lost = Object.values(c.closedByServer).reduce((a, b) => a + b, 0) + opened.failed;
-      const pass = (s.lateness.p99 ?? Infinity) <= LATENESS_LIMIT_US && lost === 0;
-      const closes = Object.entries(c.closedByServer).map(([k, v]) => `${v}× "${k}"`).join(", ");
-      const note = [opened.failed > 0 ? `${opened.failed} failed to open (${opened.firstError})` : "", closes ? `closed: ${closes}` : ""].filter(Boolean).join("; ");
-      rows.push({ transport: "stream", games, lateness: s.lateness, ticks: s.ticks, skipped: s.skipped, lost, cpuPerFrameUs: s.ticks > 0 ? s.cpuUs / s.ticks : null, pass, note, client: c, gc: s.gc, longestBurstMs: s.longestBurstMs, backToBack: s.backToBack });
-      opts.log(
-        `  engine streams ${games} games (opened in ${(opened.openMs / 1000).toFixed(1)} s): lateness p50 ${sig(s.lateness.p50)} p99 ${sig(s.lateness.p99)} µs, ` +
-          `${sig(s.ticks > 0 ? s.cpuUs / s.ticks : null)} µs server CPU/frame, client frame gap p99 ${sig((c.interArrival.p99 ?? 0) / 1000)} ms${note ? `; ${note}` : ""}`,
-      );
-      await cli.request({ type: "close" }, 60_000);
-      await srv.request({ type: "clear" }, 30_000);
-      return pass;
-    });
+    for (const link of LINKS) {
+      const step = async (games: number, stepping: boolean): Promise<boolean> => {
+        const made = await srv.request<StreamGame[]>({ type: "games", count: games, prefix: `${link}-${games}` });
+        const url = link === "websocket" ? info.wsUrl : info.url;
+        const opened = await cli.request<OpenResult>({ type: "open", link, url, certSha256: info.certSha256, games: made, concurrency: 16 }, 180_000);
+        await cli.request({ type: "start", rampMs: plan.rampMs }, 60_000);
+        await sleep(plan.settleMs);
+        await srv.request({ type: "reset" });
+        await cli.request({ type: "reset" });
+        const wire0 = loopbackBytes();
+        await sleep(plan.streamMeasureMs);
+        const s = await srv.request<StreamServerStats>({ type: "stats" }, 30_000);
+        const c = await cli.request<ClientStats>({ type: "stats" }, 30_000);
+        const wire1 = loopbackBytes();
+        const lost = Object.values(c.closedByServer).reduce((a, b) => a + b, 0) + opened.failed;
+        const pass = (s.lateness.p99 ?? Infinity) <= LATENESS_LIMIT_US && lost === 0;
+        const closes = Object.entries(c.closedByServer).map(([k, v]) => `${v}× "${k}"`).join(", ");
+        const note = [opened.failed > 0 ? `${opened.failed} failed to open (${opened.firstError})` : "", closes ? `closed: ${closes}` : "", stepping ? "" : "link table only"].filter(Boolean).join("; ");
+        const wireBytesPerFrame = wire0 !== null && wire1 !== null && c.frames > 0 ? (wire1 - wire0) / c.frames : null;
+        rows.push({ transport: "stream", link, games, lateness: s.lateness, ticks: s.ticks, skipped: s.skipped, lost, cpuPerFrameUs: s.ticks > 0 ? s.cpuUs / s.ticks : null, pass, note, client: c, gc: s.gc, longestBurstMs: s.longestBurstMs, backToBack: s.backToBack, wireBytesPerFrame, counted: stepping });
+        opts.log(
+          `  engine ${link} ${games} games (opened in ${(opened.openMs / 1000).toFixed(1)} s): lateness p50 ${sig(s.lateness.p50)} p99 ${sig(s.lateness.p99)} µs, ` +
+            `${sig(s.ticks > 0 ? s.cpuUs / s.ticks : null)} µs server CPU/frame, ${sig(wireBytesPerFrame)} loopback B/frame, ` +
+            `frame gap p99 ${sig(c.interArrivalStats.p99)} ms, input→ack median ${sig(c.inputToAck.median)} ms${note ? `; ${note}` : ""}`,
+        );
+        await cli.request({ type: "close" }, 60_000);
+        await srv.request({ type: "clear" }, 30_000);
+        return pass;
+      };
+      await step(1, false);
+      await stepGames(plan.stream, plan.streamBelow, (games) => step(games, true));
+    }
   } finally {
     await clients?.stop();
     await server?.stop();
     await rm(dir, { recursive: true, force: true });
   }
 
-  const maxOf = (t: EngineRow["transport"]) => Math.max(0, ...rows.filter((r) => r.transport === t && r.pass).map((r) => r.games));
+  const counted = rows.filter((r) => r.counted !== false);
+  const maxOf = (t: EngineRow["transport"], link?: StreamLink) =>
+    Math.max(0, ...counted.filter((r) => r.transport === t && r.pass && (link === undefined || r.link === link)).map((r) => r.games));
   const memMax = maxOf("memory");
   const shardMax = maxOf("sharded");
-  const streamMax = maxOf("stream");
-  const firstOf = (t: EngineRow["transport"]) => Math.min(...rows.filter((r) => r.transport === t).map((r) => r.games));
-  const lastTried = (t: EngineRow["transport"], all: readonly number[]) => rows.some((r) => r.transport === t && r.pass && r.games === all[all.length - 1]);
+  const streamMaxOf = Object.fromEntries(LINKS.map((l) => [l, maxOf("stream", l)])) as Record<StreamLink, number>;
+  const streamMax = Math.max(...Object.values(streamMaxOf));
+  const bestLink = LINKS.find((l) => streamMaxOf[l] === streamMax) ?? LINKS[0];
+  const firstOf = (t: EngineRow["transport"]) => Math.min(...counted.filter((r) => r.transport === t).map((r) => r.games));
+  const lastTried = (t: EngineRow["transport"], all: readonly number[]) => counted.some((r) => r.transport === t && r.pass && r.games === all[all.length - 1]);
   const memText = memMax === 0 ? `< ${firstOf("memory")}` : `${count(memMax)}${lastTried("memory", plan.memory) ? "+" : ""}`;
   const shardText = shardMax === 0 ? `< ${firstOf("sharded")}` : `${count(shardMax)}${lastTried("sharded", plan.sharded) ? "+" : ""}`;
-  const streamText = streamMax === 0 ? `< ${firstOf("stream")}` : `${count(streamMax)}${lastTried("stream", plan.stream) ? "+" : ""}`;
+  const streamText = streamMax === 0 ? `< ${firstOf("stream")}` : `${count(streamMax)}${lastTried("stream", plan.stream) ? "+" : ""} (${bestLink})`;
+  const linkText = LINKS.map((l) => `${l} ${streamMaxOf[l] === 0 ? `< ${Math.min(...plan.stream, ...plan.streamBelow)}` : count(streamMaxOf[l])}`).join(", ");
   const gamesPerCore = 1e9 / coreNs / (1000 / 33);
   const memRow = rows.find((r) => r.transport === "memory" && r.games === memMax) ?? rows.find((r) => r.transport === "memory");
   const gcRow = rows.find((r) => r.transport === "memory" && r.games === GC_GOAL_GAMES);
@@ -208,11 +234,26 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
       measured: gcRow?.gc ? `max ${sig(gcRow.gc.maxMs ?? 0)} ms (${gcRow.gc.count} pauses)` : "not run",
       met: gcRow?.gc ? (gcRow.gc.maxMs ?? 0) <= GC_GOAL_MS : null,
     },
-    { section: "3b", goal: `≥ ${STREAM_GOAL} games over the stream transport with p99 lateness ≤ 2 ms`, measured: streamText, met: streamMax >= STREAM_GOAL },
+    { section: "3b", goal: `≥ ${STREAM_GOAL} games over a real stream link with p99 lateness ≤ 2 ms`, measured: `${streamText}; ${linkText}`, met: streamMax >= STREAM_GOAL },
   ];
   const order = { floor: 0, memory: 1, sharded: 2, stream: 3 } as const;
-  const label = { floor: "timer floor (100 idle tasks)", memory: "in memory", sharded: "in memory, sharded", stream: "stream server → clients" } as const;
+  const linkRank = (r: EngineRow): number => (r.link ? LINKS.indexOf(r.link) : -1);
+  const label = (r: EngineRow): string =>
+    r.transport === "stream" ? `stream server → clients, ${r.link}` : { floor: "timer floor (100 idle tasks)", memory: "in memory", sharded: "in memory, sharded" }[r.transport];
   const floorP99 = rows[0]!.lateness.p99;
+  // The link table: each link at 1 game, 100 games and the most it held with p99 ≤ 2 ms.
+  const linkRows: string[][] = [];
+  for (const link of LINKS) {
+    const at = (games: number) => rows.find((r) => r.transport === "stream" && r.link === link && r.games === games);
+    const picked = [...new Set([1, 100, streamMaxOf[link]])].map(at).filter((r): r is EngineRow => r !== undefined && r.client !== undefined);
+    for (const r of picked) {
+      const c = r.client!;
+      const which = r.games === streamMaxOf[link] ? `${count(r.games)} (max)` : count(r.games);
+      for (const [what, st] of [["frame inter-arrival", c.interArrivalStats], ["input → ack", c.inputToAck]] as const) {
+        linkRows.push([link, which, what, ...STAT_KEYS.map((k) => (k === "samples" ? count(st.samples) : sig(st[k]))), sig(r.cpuPerFrameUs), sig(r.wireBytesPerFrame)]);
+      }
+    }
+  }
   return {
     id: "engine",
     title: "3. Engine capacity (concurrent games, 33 ms ticks; lateness in µs)",
@@ -241,10 +282,10 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
           tickPath ? ratio(tickPath.cpuPerFrameUs * 1000, coreNs) : "",
           sig(tickPath?.bytesPerFrame),
           "", "",
-          "handler + TickScheduler + GameTable on a manual clock, no inputs, no timers: what one tick frame costs in CPU (best of 5 rounds) and heap (the transport's copy of the bytes included)",
+          "handler + TickScheduler + GameTable on a manual clock, no inputs, no timers: what one tick frame costs in CPU (best of 5 rounds) and heap (frames handed over with sendFrom: the session copies what it keeps)",
         ],
-        ...[...rows].sort((a, b) => order[a.transport] - order[b.transport] || a.games - b.games).map((r) => [
-          label[r.transport],
+        ...[...rows].sort((a, b) => order[a.transport] - order[b.transport] || linkRank(a) - linkRank(b) || a.games - b.games).map((r) => [
+          label(r),
           count(r.games),
           count(r.ticks),
           ...tailCells(r.lateness),
@@ -266,18 +307,33 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
         ]),
         ["max games, in memory", memText, "", "", "", "", "", "", "", "", sig(memRow?.cpuPerFrameUs), "", sig(memRow?.allocBytesPerFrame), sig(memRow?.gc?.maxMs), metText(memMax >= MEMORY_GOAL), `goal ≥ ${count(MEMORY_GOAL)}; Go engine: 3,000–4,000 at 3.4–4.3 µs CPU/frame (reference)`],
         ["max games, in memory, sharded", shardText, "", "", "", "", "", "", "", "", "", "", "", "", metText(shardMax >= MEMORY_GOAL), "one worker thread per core, each its own scheduler, table and handler (bench only: the server does not shard yet)"],
-        ["max games, over streams", streamText, "", "", "", "", "", "", "", "", "", "", "", "", metText(streamMax >= STREAM_GOAL), `goal ≥ ${STREAM_GOAL}; Go over QUIC: 100–175 (reference)`],
+        ["max games, over a stream link", streamText, "", "", "", "", "", "", "", "", "", "", "", "", metText(streamMax >= STREAM_GOAL), `${linkText}; goal ≥ ${STREAM_GOAL}; Go over QUIC: 100–175 (reference)`],
       ],
     },
     notes: [
       `Each step starts its games evenly over ${plan.rampMs / 1000} s (so their tick phases spread over the period), waits ${plan.settleMs / 1000} s, then measures ${plan.measureMs / 1000} s. Stepping up stops at the first step over 2 ms; when the first step already fails, smaller counts are tried.`,
       `Games play the easy seed with a flap schedule planned on the physics (survives ≥ 60 s); a client flaps when the frame before the flap's tick arrives. "Lost" = games that ended during the step (a flap arrived a tick late, or a session was closed). "Back-to-back" = a game ticked twice in one scheduler timer callback, so an input sent between those ticks could not be applied in time.`,
-      `In memory: the engine's game session handler, TickScheduler, GameTable and FrameEncoder in one process, with in-memory sessions; CPU µs/frame = process CPU ÷ tick frames. Over streams: the real stream server (WebTransport, ${"HTTP/2 mapping"}) in one process with the same handler, the library's Node clients in another; CPU is the server process's.`,
+      `In memory: the engine's game session handler, TickScheduler, GameTable and FrameEncoder in one process, with in-memory sessions; CPU µs/frame = process CPU ÷ tick frames. Over streams: the real stream server in one process with the same handler, serving WebTransport (HTTP/2 mapping, the library's Node clients) and plain WebSocket (on an HTTP/1.1 port as the server's RPC port serves it, \`ws\` clients); the clients in another process; CPU is the server process's.`,
       `Allocation: JS heap bytes allocated ÷ tick frames, from V8's GC statistics (heap used at the end − at the start + what each collection freed, \`v8.GCProfiler\`); in memory it includes the bench client's input messages (one per ≈ 30 frames). GC max: the longest collection pause in the measurement (perf_hooks "gc" entries). Goals: ≤ ${CPU_GOAL_US} µs CPU/frame at the most games in memory that kept p99 ≤ 2 ms; no GC pause > ${GC_GOAL_MS} ms at ${count(GC_GOAL_GAMES)} games.`,
       `Core work = a physics tick + delta frame + size-delimited message in a tight loop, measured in this run (best of 3 rounds); the timer floor is 100 tasks that do nothing, on the same scheduler (what its 1 ms timers and this machine alone give). Go figures are quoted references, not measured here.`,
     ],
+    subsections: [
+      {
+        title: "3b. Client links side by side (ms; clients in another process)",
+        table: {
+          headers: ["Link", "Games", "What", ...STAT_HEADERS, "server CPU µs/frame", "loopback B/frame"],
+          align: ["l", "r", "l", ...STAT_HEADERS.map(() => "r" as const), "r", "r"],
+          rows: linkRows,
+        },
+        notes: [
+          "Frame inter-arrival: the time between two tick frames of one game at its client (33 ms when every tick is on time). Input → ack: a flap written by the client → its input ack read by it (the engine acks before anything else).",
+          "Server CPU µs/frame: the stream server process's CPU ÷ tick frames. Loopback B/frame: bytes the loopback interface carried during the measurement ÷ frames the clients read (/proc/net/dev: both directions, IP and TCP headers, acknowledgements, inputs, and anything else on loopback meanwhile).",
+          "1 game and 100 games are measured for every link; \"(max)\" is the most games the link held with p99 tick lateness ≤ 2 ms in the stepping above.",
+        ],
+      },
+    ],
     goals,
-    data: { rows, maxGamesSharded: shardMax, coreNsPerFrame: coreNs, coreBytesPerFrame: coreBytes, libraryCore: library, tickPath, gamesPerCoreAt30fps: gamesPerCore, maxGamesMemory: memMax, maxGamesStream: streamMax, plan },
+    data: { rows, maxGamesSharded: shardMax, coreNsPerFrame: coreNs, coreBytesPerFrame: coreBytes, libraryCore: library, tickPath, gamesPerCoreAt30fps: gamesPerCore, maxGamesMemory: memMax, maxGamesStream: streamMax, maxGamesByLink: streamMaxOf, plan },
     seconds: (performance.now() - started) / 1000,
   };
 }

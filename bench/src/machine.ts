@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, totalmem } from "node:os";
 
 export interface Machine {
@@ -36,4 +37,22 @@ function gitCommit(): string | null {
 
 export function machineLine(m: Machine): string {
   return `Machine: ${m.cores} cores, ${m.cpuModel}, Node ${m.node}, ${m.memoryGiB} GiB, ${m.platform}; load average ${m.loadAvg1m} at start${m.commit ? `; commit ${m.commit}` : ""}`;
+}
+
+/**
+ * Bytes the loopback interface has carried (`lo` in /proc/net/dev, received = sent), or null where
+ * there is no such file. The difference over a measurement is every packet of it: IP and TCP
+ * headers, acknowledgements and both directions, and anything else on loopback meanwhile.
+ */
+export function loopbackBytes(): number | null {
+  try {
+    const line = readFileSync("/proc/net/dev", "utf8")
+      .split("\n")
+      .find((l) => l.trim().startsWith("lo:"));
+    if (!line) return null;
+    const rx = Number(line.trim().slice(3).trim().split(/\s+/)[0]);
+    return Number.isFinite(rx) ? rx : null;
+  } catch {
+    return null;
+  }
 }

@@ -3,7 +3,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Machine } from "./machine.js";
-import { metText, type GoalResult, type SectionResult } from "./section.js";
+import { metText, type GoalResult, type SectionResult, type SubSection } from "./section.js";
 import { renderTable, type Table } from "./table.js";
 
 export const RESULTS_FORMAT = "flaplab-bench/1";
@@ -19,6 +19,7 @@ export interface StoredSection {
   readonly notes: readonly string[];
   readonly goals: readonly GoalResult[];
   readonly table: Table;
+  readonly subsections?: readonly SubSection[];
   readonly data: unknown;
 }
 
@@ -37,7 +38,17 @@ export interface Results {
 }
 
 export function storeSection(s: SectionResult, startedAt: string, loadAvg1m: [number, number]): StoredSection {
-  return { title: s.title, startedAt, seconds: s.seconds, loadAvg1m, notes: s.notes, goals: s.goals, table: s.table, data: s.data };
+  return {
+    title: s.title,
+    startedAt,
+    seconds: s.seconds,
+    loadAvg1m,
+    notes: s.notes,
+    goals: s.goals,
+    table: s.table,
+    ...(s.subsections ? { subsections: s.subsections } : {}),
+    data: s.data,
+  };
 }
 
 /** The previous latest.json in `dir` when it is of the same kind (full or quick), else undefined. */
@@ -78,8 +89,9 @@ export function mergeResults(
 }
 
 /** The Markdown of one section: its title, its table and its notes. */
-export function renderSection(s: Pick<SectionResult, "title" | "table" | "notes">): string {
-  return [`## ${s.title}`, "", renderTable(s.table), "", ...s.notes.map((n) => `- ${n}`)].join("\n");
+export function renderSection(s: Pick<SectionResult, "title" | "table" | "notes" | "subsections">): string {
+  const sub = (s.subsections ?? []).flatMap((t) => ["", `### ${t.title}`, "", renderTable(t.table), "", ...t.notes.map((n) => `- ${n}`)]);
+  return [`## ${s.title}`, "", renderTable(s.table), "", ...s.notes.map((n) => `- ${n}`), ...sub].join("\n");
 }
 
 /** The goals table; a quick run judges none. */

@@ -8,12 +8,21 @@ export interface GoalResult {
   readonly met: boolean | null;
 }
 
+/** A further table of a section, with its own heading and notes. */
+export interface SubSection {
+  readonly title: string;
+  readonly table: Table;
+  readonly notes: readonly string[];
+}
+
 /** What each section hands back: one table, a few notes under it, its numbers and its goals. */
 export interface SectionResult {
   readonly id: string;
   readonly title: string;
   readonly table: Table;
   readonly notes: readonly string[];
+  /** Further tables, printed after the notes. */
+  readonly subsections?: readonly SubSection[];
   readonly goals: readonly GoalResult[];
   readonly data: unknown;
   readonly seconds: number;

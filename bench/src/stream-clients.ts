@@ -1,17 +1,19 @@
-// Child process for section 3b: headless WebTransport clients (the library's Node client, HTTP/2
-// mapping), each playing one game with the flap schedule: a flap is sent when the frame before
-// its tick arrives.
+// Child process for section 3b: headless stream clients, each playing one game with the flap
+// schedule (a flap is sent when the frame before its tick arrives), over WebTransport (the
+// library's Node client, HTTP/2 mapping) or plain WebSocket (the ws client).
 import { create } from "@bufbuild/protobuf";
 import { ClientInputSchema, GameStreamMessageSchema } from "@flaplab/contracts/engine/v1/stream_pb";
 import { DelimitedDecoder, encodeDelimited } from "@flaplab/game-stream";
 import { loadWebTransport } from "@flaplab/streams";
 import { findFlapSchedule } from "./autopilot.js";
 import { serveRequests } from "./child.js";
+import { LatencyHistogram, type Stats } from "@flaplab/report-kit/latency";
+import { WebSocket } from "ws";
 import { Hist, type Percentiles } from "./hist.js";
 import type { StreamGame } from "./stream-server.js";
 
 export type StreamClientsRequest =
-  | { type: "open"; url: string; certSha256: string; games: readonly StreamGame[]; concurrency: number }
+  | { type: "open"; link: StreamLink; url: string; certSha256: string; games: readonly StreamGame[]; concurrency: number }
   | { type: "start"; rampMs: number }
   | { type: "reset" }
   | { type: "stats" }
@@ -29,11 +31,17 @@ export interface ClientStats {
   readonly acks: number;
   /** Tick-frame inter-arrival per game, µs. */
   readonly interArrival: Percentiles;
+  /** Tick-frame inter-arrival per game, ms, as every latency table shows it. */
+  readonly interArrivalStats: Stats;
+  /** Input written → its input ack read, ms. */
+  readonly inputToAck: Stats;
   /** Sessions closed by the server since the last "open", by close code and reason. */
   readonly closedByServer: Record<string, number>;
   readonly cpuUs: number;
   readonly wallMs: number;
 }
+
+export type StreamLink = "webtransport" | "websocket";
 
 interface Wt {
   ready: Promise<unknown>;
@@ -44,16 +52,20 @@ interface Wt {
 
 const flaps = new Set(findFlapSchedule().flapTicks);
 interface Player {
-  readonly wt: Wt;
   done: boolean;
+  /** Resolves once the session has ended. */
+  readonly ended: Promise<unknown>;
   /** Sends the start press. */
   start?: () => void;
+  close(): void;
 }
 
 const open: Player[] = [];
 let frames = 0;
 let acks = 0;
 let interArrival = new Hist();
+let interArrivalMs = new LatencyHistogram();
+let inputToAck = new LatencyHistogram();
 let closedByServer: Record<string, number> = {};
 let cpu0 = process.cpuUsage();
 let t0 = performance.now();
@@ -61,57 +73,103 @@ let closing = false;
 
 const input = (seq: number) => encodeDelimited(ClientInputSchema, create(ClientInputSchema, { seq, clientTimeMs: Date.now() }));
 
-async function play(url: string, certHash: Uint8Array, game: StreamGame): Promise<void> {
+/** Counts the messages of one game's stream and answers its frames with the flap schedule's inputs. */
+function gameReader(send: (seq: number) => void): (bytes: Uint8Array) => void {
+  const dec = new DelimitedDecoder(GameStreamMessageSchema);
+  let last = 0;
+  let seq = 1;
+  let sentAt = 0;
+  return (bytes) => {
+    for (const msg of dec.push(bytes)) {
+      const now = performance.now();
+      if (msg.kind.case === "ack") {
+        acks++;
+        if (sentAt > 0) inputToAck.record(now - sentAt);
+        sentAt = 0;
+        continue;
+      }
+      if (msg.kind.case !== "frame") continue;
+      frames++;
+      if (last > 0) {
+        interArrival.record((now - last) * 1000);
+        interArrivalMs.record(now - last);
+      }
+      last = now;
+      if (flaps.has(msg.kind.value.tick + 1)) {
+        sentAt = performance.now();
+        send(++seq);
+      }
+    }
+  };
+}
+
+function ended(entry: Player, code: number | string, reason: string): void {
+  entry.done = true;
+  const key = `${code} ${reason}`.trim();
+  if (!closing) closedByServer[key] = (closedByServer[key] ?? 0) + 1;
+}
+
+async function playWebTransport(url: string, certHash: Uint8Array, game: StreamGame): Promise<void> {
   const { lib } = await loadWebTransport();
   const gameId = game.id;
   const wt = new lib.WebTransport(`${url}?${new URLSearchParams({ gameId, ticket: game.ticket })}`, {
     forceReliable: true,
     serverCertificateHashes: [{ algorithm: "sha-256", value: certHash }],
   } as never) as unknown as Wt;
-  const entry: Player = { wt, done: false };
+  const entry: Player = {
+    done: false,
+    ended: wt.closed.catch(() => undefined),
+    close: () => {
+      try {
+        wt.close({ closeCode: 0, reason: "benchmark step over" });
+      } catch {
+        // already closed
+      }
+    },
+  };
   open.push(entry);
   wt.closed.then(
-    (info) => {
-      entry.done = true;
-      const key = `${info?.closeCode ?? 0} ${info?.reason ?? ""}`.trim();
-      if (!closing) closedByServer[key] = (closedByServer[key] ?? 0) + 1;
-    },
-    () => {
-      entry.done = true;
-      if (!closing) closedByServer["error"] = (closedByServer["error"] ?? 0) + 1;
-    },
+    (info) => ended(entry, info?.closeCode ?? 0, info?.reason ?? ""),
+    () => ended(entry, "error", ""),
   );
   await wt.ready;
   const bidi = await wt.createBidirectionalStream();
   const writer = bidi.writable.getWriter();
   const reader = bidi.readable.getReader();
-  let seq = 1;
-  entry.start = () => void writer.write(input(seq)).catch(() => undefined);
+  const send = (seq: number) => void writer.write(input(seq)).catch(() => undefined);
+  entry.start = () => send(1);
+  const read = gameReader(send);
   void (async () => {
-    const dec = new DelimitedDecoder(GameStreamMessageSchema);
-    let last = 0;
     try {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) return;
-        for (const msg of dec.push(value)) {
-          if (msg.kind.case === "ack") {
-            acks++;
-            continue;
-          }
-          if (msg.kind.case !== "frame") continue;
-          const frame = msg.kind.value;
-          frames++;
-          const now = performance.now();
-          if (last > 0) interArrival.record((now - last) * 1000);
-          last = now;
-          if (flaps.has(frame.tick + 1)) void writer.write(input(++seq)).catch(() => undefined);
-        }
+        read(value);
       }
     } catch {
       // the session ended
     }
   })();
+}
+
+async function playWebSocket(url: string, game: StreamGame): Promise<void> {
+  const ws = new WebSocket(`${url}?${new URLSearchParams({ gameId: game.id, ticket: game.ticket })}`, { perMessageDeflate: false });
+  const entry: Player = {
+    done: false,
+    ended: new Promise((resolve) => ws.once("close", resolve)),
+    close: () => ws.close(1000, "benchmark step over"),
+  };
+  open.push(entry);
+  ws.once("close", (code, reason) => ended(entry, code === 1000 ? 0 : code, reason.toString()));
+  await new Promise<void>((resolve, reject) => {
+    ws.once("open", () => resolve());
+    ws.once("error", reject);
+  });
+  ws.on("error", () => undefined);
+  const send = (seq: number) => ws.send(input(seq));
+  entry.start = () => send(1);
+  const read = gameReader(send);
+  ws.on("message", (data: Buffer) => read(data));
 }
 
 serveRequests(async (req: StreamClientsRequest) => {
@@ -129,7 +187,8 @@ serveRequests(async (req: StreamClientsRequest) => {
         Array.from({ length: Math.max(1, req.concurrency) }, async () => {
           while (next < req.games.length) {
             const game = req.games[next++]!;
-            await play(req.url, hash, game).catch((err: unknown) => {
+            const playing = req.link === "websocket" ? playWebSocket(req.url, game) : playWebTransport(req.url, hash, game);
+            await playing.catch((err: unknown) => {
               failed++;
               firstError ??= err instanceof Error ? err.message : String(err);
             });
@@ -153,6 +212,8 @@ serveRequests(async (req: StreamClientsRequest) => {
       frames = 0;
       acks = 0;
       interArrival = new Hist();
+      interArrivalMs = new LatencyHistogram();
+      inputToAck = new LatencyHistogram();
       cpu0 = process.cpuUsage();
       t0 = performance.now();
       return null;
@@ -162,6 +223,8 @@ serveRequests(async (req: StreamClientsRequest) => {
         frames,
         acks,
         interArrival: interArrival.summary(),
+        interArrivalStats: interArrivalMs.stats(),
+        inputToAck: inputToAck.stats(),
         closedByServer,
         cpuUs: cpu.user + cpu.system,
         wallMs: performance.now() - t0,
@@ -169,15 +232,8 @@ serveRequests(async (req: StreamClientsRequest) => {
     }
     case "close": {
       closing = true;
-      for (const { wt, done } of open) {
-        if (done) continue;
-        try {
-          wt.close({ closeCode: 0, reason: "benchmark step over" });
-        } catch {
-          // already closed
-        }
-      }
-      await Promise.race([Promise.all(open.map((o) => o.wt.closed.catch(() => undefined))), new Promise((r) => setTimeout(r, 5000))]);
+      for (const player of open) if (!player.done) player.close();
+      await Promise.race([Promise.all(open.map((o) => o.ended)), new Promise((r) => setTimeout(r, 5000))]);
       open.length = 0;
       return null;
     }

@@ -1,7 +1,10 @@
-// Child process for section 3b: the real stream server with the engine's game session handler.
+// Child process for section 3b: the real stream server with the engine's game session handler,
+// over WebTransport (HTTP/2 mapping) and over plain WebSocket.
 import { createGameSessionHandler, GameTable } from "@flaplab/engine";
 import { createStreamAuthorizer, createStreamTicketSigner, createStreamTicketVerifier, loadServiceKeys, type StreamTicketSigner } from "@flaplab/identity";
-import { createDevCertificate, createStreamServer, type StreamServer } from "@flaplab/streams";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createDevCertificate, createStreamServer, createWebSocketStreams, type StreamServer, type WebSocketStreams } from "@flaplab/streams";
 import { pino } from "pino";
 import { findFlapSchedule } from "./autopilot.js";
 import { serveRequests } from "./child.js";
@@ -21,7 +24,10 @@ export type StreamServerRequest =
   | { type: "clear" };
 
 export interface StreamServerInfo {
+  /** The WebTransport URL of the engine's game stream. */
   readonly url: string;
+  /** The same stream over plain WebSocket, on an HTTP/1.1 port as the server's RPC port serves it. */
+  readonly wsUrl: string;
   /** SHA-256 of the certificate, base64. */
   readonly certSha256: string;
   readonly transports: string;
@@ -53,6 +59,8 @@ const schedule = findFlapSchedule();
 const games = new GameTable({ maxGames: 20_000, maxGamesPerPlayer: 20_000, idleTtlMs: 3600_000 });
 const scheduler = new MeasuringScheduler();
 let server: StreamServer | undefined;
+let webSockets: WebSocketStreams | undefined;
+let http: Server | undefined;
 let tickets: StreamTicketSigner | undefined;
 let cpu0 = process.cpuUsage();
 let t0 = performance.now();
@@ -66,16 +74,20 @@ serveRequests(
         const serviceKeys = await loadServiceKeys({ dataDir: join(req.keysDir, "identity"), env: {} });
         tickets = createStreamTicketSigner({ privateKey: serviceKeys.privateKey, ttlSeconds: BENCH_TICKET_TTL_S });
         const handler = createGameSessionHandler({ games, scheduler, music: idleMusic(), score: idleScore(), logger: silentLogger });
-        server = await createStreamServer({
-          host: "127.0.0.1",
-          port: 0,
-          certificate: await createDevCertificate(),
-          routes: { [ENGINE_PATH]: { kind: "engine", handler } },
-          authorize: createStreamAuthorizer(createStreamTicketVerifier({ publicKey: serviceKeys.publicKey })),
-          logger: pino({ level: "silent" }),
-          streamOpenTimeoutMs: 30_000,
-        });
+        const routes = { [ENGINE_PATH]: { kind: "engine", handler } };
+        const authorize = createStreamAuthorizer(createStreamTicketVerifier({ publicKey: serviceKeys.publicKey }));
+        const logger = pino({ level: "silent" });
+        const limits = { maxSessions: 20_000, streamOpenTimeoutMs: 30_000 };
+        server = await createStreamServer({ host: "127.0.0.1", port: 0, certificate: await createDevCertificate(), routes, authorize, logger, limits });
+        webSockets = createWebSocketStreams({ routes, authorize, logger, limits });
+        http = createServer((_req, res) => res.writeHead(404).end());
+        http.on("upgrade", webSockets.handleUpgrade);
+        // As the host's front server does for every connection.
+        http.on("connection", (socket) => socket.setNoDelay(true));
+        await new Promise<void>((resolve) => http!.listen(0, "127.0.0.1", resolve));
+        const wsPort = (http.address() as AddressInfo).port;
         return {
+          wsUrl: `ws://127.0.0.1:${wsPort}${ENGINE_PATH}`,
           url: `https://127.0.0.1:${server.port}${ENGINE_PATH}`,
           certSha256: Buffer.from(server.certificate.sha256).toString("base64"),
           transports: server.transports,
@@ -109,7 +121,7 @@ serveRequests(
           skipped: scheduler.skipped,
           cpuUs: cpu.user + cpu.system,
           wallMs: performance.now() - t0,
-          openSessions: server?.openSessions ?? 0,
+          openSessions: (server?.openSessions ?? 0) + (webSockets?.openSessions ?? 0),
           games: games.size,
           gc: gc.stop(),
           longestBurstMs: scheduler.longestBurstMs,
@@ -124,5 +136,7 @@ serveRequests(
   async () => {
     scheduler.stop();
     await server?.close();
+    await webSockets?.close();
+    http?.close();
   },
 );

@@ -106,6 +106,8 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
               endpoints: {
                 engineUrl: engineGroup.streamPublicUrl + ENGINE_STREAM_PATH,
                 musicUrl: musicGroup.streamPublicUrl + MUSIC_STREAM_PATH,
+                engineWsUrl: webSocketUrl(engineGroup.publicUrl) + ENGINE_STREAM_PATH,
+                musicWsUrl: webSocketUrl(musicGroup.publicUrl) + MUSIC_STREAM_PATH,
               },
               tickets: createStreamTicketSigner({ privateKey: opts.serviceKeys.privateKey }),
             }),
@@ -147,4 +149,9 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
 
 export function callLogPath(dataDir: string, topology: string, group: string): string {
   return join(dataDir, "logs", `rpc-${topology}-${group}.ndjson`);
+}
+
+/** The WebSocket URL of a group's RPC base URL: http → ws, https → wss, without a trailing slash. */
+export function webSocketUrl(publicUrl: string): string {
+  return publicUrl.replace(/^http(s?):\/\//, "ws$1://").replace(/\/+$/, "");
 }

@@ -1,7 +1,7 @@
 import { once } from "node:events";
 import { join } from "node:path";
 import { corsOriginsFromEnv, createHost, defaultCorsOrigins, hostLimitsFromEnv, resolveHostLimits, type Host, type HostLimits } from "@flaplab/host";
-import { createStreamServer, loadOrCreateDevCertificate, streamLimitsFromEnv, type StreamLimits, type StreamServer } from "@flaplab/streams";
+import { createStreamServer, createWebSocketStreams, loadOrCreateDevCertificate, streamLimitsFromEnv, type StreamLimits, type StreamServer } from "@flaplab/streams";
 import {
   createServiceSigner,
   createStreamAuthorizer,
@@ -39,7 +39,7 @@ export interface RunningServer {
   readonly port: number;
   readonly callLogFile: string;
   readonly mounted: MountedGroup;
-  /** The WebTransport server, when the group runs the engine or music. */
+  /** The WebTransport server, when the group runs the engine or music (the WebSocket link is on `port`). */
   readonly streams?: StreamServer;
   stop(): Promise<void>;
 }
@@ -70,15 +70,22 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     callLog: pinoCallLog(createCallLogger(destination)),
   });
   const mounted = await mountGroup(runtime, { dataDir, keys, serviceKeys, logger, scoreDatabaseUrl: opts.scoreDatabaseUrl });
+  const hasStreams = Object.keys(mounted.streamRoutes).length > 0;
+  // The stream ticket StartGame issued (`ticket` query parameter), signed with the components'
+  // key; the handlers check it names the URL's game and, on the engine, the game's owner.
+  const authorize = createStreamAuthorizer(createStreamTicketVerifier({ publicKey: serviceKeys.publicKey }));
+  // The plain WebSocket link: the same routes on the RPC port.
+  const webSockets = hasStreams ? createWebSocketStreams({ routes: mounted.streamRoutes, authorize, limits: streamLimits, logger }) : undefined;
   const host = await createHost({
     runtime,
     logger,
     limits: hostLimits,
     corsOrigins,
+    ...(webSockets ? { onUpgrade: webSockets.handleUpgrade } : {}),
   });
   const port = await host.listen(opts.port);
   let streams: StreamServer | undefined;
-  if (Object.keys(mounted.streamRoutes).length > 0) {
+  if (hasStreams) {
     const group = runtime.group;
     const { host: streamHost, port: streamPort } = parseAddress(group.streamAddress);
     streams = await createStreamServer({
@@ -86,9 +93,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       port: opts.streamPort ?? streamPort,
       certificate: await loadOrCreateDevCertificate(join(dataDir, "tls"), [streamHost]),
       routes: mounted.streamRoutes,
-      // The stream ticket StartGame issued (`ticket` query parameter), signed with the components'
-      // key; the handlers check it names the URL's game and, on the engine, the game's owner.
-      authorize: createStreamAuthorizer(createStreamTicketVerifier({ publicKey: serviceKeys.publicKey })),
+      authorize,
       limits: streamLimits,
       logger,
     });
@@ -116,6 +121,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     stop() {
       stopping ??= (async () => {
         await streams?.close();
+        await webSockets?.close();
         await host.close();
         runtime.close();
         await mounted.close();

@@ -1,5 +1,6 @@
 import { PALETTE } from "./palette.js";
 import { seedFromUrl } from "./url-seed.js";
+import { linkFromUrl, type StreamLink } from "./stream-link.js";
 import type { GameSummary } from "@flaplab/contracts/engine/v1/stream_pb";
 import type { Run } from "@flaplab/contracts/score/v1/score_pb";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
@@ -107,6 +108,14 @@ export class App {
 
   /** A fixed world seed from the page URL (`?seed=<int64>`), for replaying recorded games. */
   private readonly seed: bigint | undefined = seedFromUrl(location.search);
+  /** The stream link of every game (`?link=`); an unknown value is shown and no game starts. */
+  private readonly link: { readonly link: StreamLink } | { readonly error: string } = (() => {
+    try {
+      return { link: linkFromUrl(location.search) ?? "webtransport" };
+    } catch (err) {
+      return { error: (err as Error).message };
+    }
+  })();
 
   constructor(private readonly config: AppConfig) {
     this.api = createApi(config, this.sessions);
@@ -127,7 +136,9 @@ export class App {
   }
 
   start(): void {
-    this.el.topology.textContent = this.config.topology ? `topology: ${this.config.topology}` : "";
+    const linkLabel = "link" in this.link ? ` · link: ${this.link.link}` : "";
+    this.el.topology.textContent = this.config.topology ? `topology: ${this.config.topology}${linkLabel}` : linkLabel.slice(3);
+    if ("error" in this.link) this.showBanner(this.link.error);
     this.bindEvents();
     const session = this.sessions.get();
     if (session) {
@@ -266,6 +277,7 @@ export class App {
     if (this.starting || this.state === "playing" || this.state === "login") return;
     const session = this.sessions.get();
     if (!session) return this.sessionExpired();
+    if ("error" in this.link) return this.showBanner(this.link.error);
     this.starting = true;
     (document.activeElement as HTMLElement | null)?.blur?.();
     this.hideBanner();
@@ -288,6 +300,7 @@ export class App {
       const run = new GameRun({
         start: res,
         allowNative: this.config.http3,
+        link: "link" in this.link ? this.link.link : "webtransport",
         log,
         sound: this.sound,
         onView: (view) => {
@@ -306,7 +319,10 @@ export class App {
     } catch (err) {
       this.el.startStatus.textContent = "";
       if (isUnauthenticated(err)) return this.sessionExpired();
-      if (err instanceof StreamOpenError) {
+      if (err instanceof StreamOpenError && err.certificateUrl === undefined) {
+        log.error(err.message);
+        this.showBanner(`${err.message.replace(/\.+$/, "")}.`);
+      } else if (err instanceof StreamOpenError && err.certificateUrl !== undefined) {
         log.error(err.message);
         this.showBanner(`${err.message.replace(/\.+$/, "")}.`, {
           href: err.certificateUrl,

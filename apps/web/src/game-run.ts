@@ -10,7 +10,8 @@ import { CloseCode, DelimitedDecoder, encodeDelimited } from "@flaplab/game-stre
 import { createViewDecoder, type ClientView } from "./frames.js";
 import type { LatencyLog } from "./latency-log.js";
 import { TraceRecorder } from "./trace-recorder.js";
-import { openStream, streamUrl, type OpenStream } from "./webtransport.js";
+import { openWebSocketStream, type StreamLink } from "./stream-link.js";
+import { openStream, StreamOpenError, streamUrl, type OpenStream } from "./webtransport.js";
 
 /** How long to wait for the engine's GameSummary after the game-over frame. */
 const SUMMARY_TIMEOUT_MS = 10_000;
@@ -37,6 +38,8 @@ export interface GameRunOptions {
   readonly start: StartGameResponse;
   /** Let the WebTransport polyfill try native HTTP/3 first. */
   readonly allowNative: boolean;
+  /** WebTransport (the default) or plain WebSocket, at StartGame's `*_ws_url`s. */
+  readonly link?: StreamLink;
   readonly log: LatencyLog;
   /** Plays sound clips (rejects when it cannot; the rejection is logged). */
   readonly sound: { play(audio: Uint8Array): Promise<void> };
@@ -110,13 +113,18 @@ export class GameRun {
   /** Opens both sessions and sends the start input. Throws StreamOpenError when a session fails. */
   async open(): Promise<void> {
     const { start, allowNative, log } = this.opts;
-    const open = this.opts.openStream ?? openStream;
+    const ws = this.opts.link === "websocket";
+    const open = this.opts.openStream ?? (ws ? (kind: string, url: string) => openWebSocketStream(kind, url) : openStream);
+    const [engineBase, musicBase] = ws ? [start.engineWsUrl, start.musicWsUrl] : [start.engineUrl, start.musicUrl];
+    if (engineBase === "" || musicBase === "") {
+      throw new StreamOpenError(`the server gave no ${ws ? "WebSocket" : "WebTransport"} stream URL for this game`, engineBase === "" ? "game" : "music");
+    }
     let t = this.now();
-    this.music = await open("music", streamUrl(start.musicUrl, start.gameId, start.streamTicket), allowNative);
+    this.music = await open("music", streamUrl(musicBase, start.gameId, start.streamTicket), allowNative);
     log.rtt("open", t, this.now() - t, `music via ${this.music.via}`);
     t = this.now();
     try {
-      this.game = await open("game", streamUrl(start.engineUrl, start.gameId, start.streamTicket), allowNative);
+      this.game = await open("game", streamUrl(engineBase, start.gameId, start.streamTicket), allowNative);
     } catch (err) {
       this.music.close(0, "game stream failed");
       throw err;

@@ -59,8 +59,8 @@ export class StreamOpenError extends Error {
     message: string,
     /** "game" or "music". */
     readonly stream: string,
-    /** Where the player can accept the certificate. */
-    readonly certificateUrl: string,
+    /** Where the player can accept the certificate (none for a plain `ws://` link). */
+    readonly certificateUrl?: string,
   ) {
     super(message);
   }

@@ -11,6 +11,7 @@ import { Sound, SoundClipSchema } from "@flaplab/contracts/music/v1/music_pb";
 import { DelimitedDecoder, encodeDelimited, FrameEncoder, type FrameSource } from "@flaplab/game-stream";
 import { parseTrace } from "@flaplab/traces";
 import { describe, expect, it } from "vitest";
+import type { StreamLink } from "../src/stream-link.js";
 import { GameRun } from "../src/game-run.js";
 import { inputToEffectDelays, inputToNextFrameDelays, LatencyLog } from "../src/latency-log.js";
 import type { OpenStream, SessionEndInfo } from "../src/webtransport.js";
@@ -87,7 +88,7 @@ const clipMsg = (sound: Sound, inputSeq: number, tick: number) =>
 
 const tickAsync = () => new Promise((r) => setTimeout(r, 5));
 
-function setup() {
+function setup(link?: StreamLink) {
   let clock = 100;
   const now = () => (clock += 1.5);
   const game = new FakeSession("game");
@@ -101,9 +102,12 @@ function setup() {
       seed: 42n,
       engineUrl: "https://127.0.0.1:7443/engine",
       musicUrl: "https://127.0.0.1:7443/music",
+      engineWsUrl: "ws://127.0.0.1:7070/engine",
+      musicWsUrl: "ws://127.0.0.1:7070/music",
       streamTicket: "tkt",
     }),
     allowNative: false,
+    ...(link ? { link } : {}),
     log,
     sound: {
       play: async (audio) => {
@@ -218,6 +222,23 @@ describe("GameRun", () => {
     const result = await run.finished;
     expect(result.error).toMatch(/^bad message from the engine: delta frame for tick 2 before any full frame/);
     expect(game.closedWith?.code).toBe(4400);
+  });
+});
+
+describe("GameRun over a chosen link", () => {
+  it("opens both sessions at StartGame's WebSocket URLs with link websocket", async () => {
+    const { run, game, music } = setup("websocket");
+    await run.open();
+    expect(music.url).toBe("ws://127.0.0.1:7070/music?gameId=g1&ticket=tkt");
+    expect(game.url).toBe("ws://127.0.0.1:7070/engine?gameId=g1&ticket=tkt");
+    run.abort("test over");
+  });
+
+  it("opens them at the WebTransport URLs with link webtransport", async () => {
+    const { run, game } = setup("webtransport");
+    await run.open();
+    expect(game.url).toBe("https://127.0.0.1:7443/engine?gameId=g1&ticket=tkt");
+    run.abort("test over");
   });
 });
 

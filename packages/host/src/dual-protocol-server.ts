@@ -23,7 +23,12 @@ export interface DualProtocolOptions {
   readonly corsHeaders?: (origin: string | undefined) => Record<string, string>;
   /** Interval of the rate-limited shed and connection logs (default 5000 ms). */
   readonly logIntervalMs?: number;
+  /** HTTP/1.1 requests with an Upgrade header (WebSocket streams) go here; without it they are ordinary requests. */
+  readonly onUpgrade?: UpgradeHandler;
 }
+
+/** Takes an HTTP/1.1 Upgrade request and its socket (it answers and owns the socket from then on). */
+export type UpgradeHandler = (req: IncomingMessage, socket: Socket, head: Buffer) => void;
 
 /** The dual-protocol server, with its admission control and counters. */
 export interface DualProtocolServer extends Server {
@@ -83,6 +88,8 @@ export function createDualProtocolServer(handler: Handler, opts: DualProtocolOpt
     },
     admission.handle as (req: IncomingMessage, res: ServerResponse) => void,
   );
+  const onUpgrade = opts.onUpgrade;
+  if (onUpgrade) h1.on("upgrade", (req: IncomingMessage, socket: Socket, head: Buffer) => onUpgrade(req, socket, head));
   // Node checks headers and request timeouts only once the server has emitted "listening"; this
   // one never listens (it gets its connections from the front server).
   h1.emit("listening");

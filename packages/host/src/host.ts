@@ -7,7 +7,7 @@ import { fastify, LogController, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { createConnectRoutes } from "./connect-routes.js";
 import { defaultCorsOrigins, normalizeOrigin, resolveHostLimits, type HostLimits } from "./config.js";
-import { createDualProtocolServer, type DualProtocolServer } from "./dual-protocol-server.js";
+import { createDualProtocolServer, type DualProtocolServer, type UpgradeHandler } from "./dual-protocol-server.js";
 
 export interface HostOptions {
   readonly runtime: Runtime;
@@ -25,6 +25,8 @@ export interface HostOptions {
   readonly corsOrigins?: readonly string[];
   /** Interval of the rate-limited shed and connection logs (default 5000 ms). */
   readonly logIntervalMs?: number;
+  /** HTTP/1.1 Upgrade requests (the WebSocket stream link) on the same port. */
+  readonly onUpgrade?: UpgradeHandler;
 }
 
 export interface HostStats {
@@ -85,6 +87,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
         logger,
         corsHeaders,
         ...(options.logIntervalMs === undefined ? {} : { logIntervalMs: options.logIntervalMs }),
+        ...(options.onUpgrade ? { onUpgrade: options.onUpgrade } : {}),
       });
       return server as never;
     },

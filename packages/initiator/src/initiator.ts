@@ -11,10 +11,13 @@ export const initiatorComponent = defineComponent({ name: "initiator", service: 
 export const DEFAULT_VIEWPORT = { width: 480, height: 640 } as const;
 export const DEFAULT_BIRD = { width: 34, height: 24 } as const;
 
-/** Where clients open a game's streams. */
+/** Where clients open a game's streams: over WebTransport, and over plain WebSocket. */
 export interface StreamEndpoints {
   readonly engineUrl: string;
   readonly musicUrl: string;
+  /** `ws://` or `wss://` URLs of the same streams. */
+  readonly engineWsUrl: string;
+  readonly musicWsUrl: string;
 }
 
 /** Signs the ticket that opens a game's streams (`createStreamTicketSigner` of @flaplab/identity). */
@@ -56,6 +59,8 @@ export function createInitiator(deps: InitiatorDeps): ServiceImpl<typeof Initiat
         seed: world.seed,
         engineUrl: deps.endpoints.engineUrl,
         musicUrl: deps.endpoints.musicUrl,
+        engineWsUrl: deps.endpoints.engineWsUrl,
+        musicWsUrl: deps.endpoints.musicWsUrl,
         pipesInView: started.pipesInView,
         streamTicket: ticket,
       };

@@ -7,7 +7,12 @@ import { createWorldGen, generateWorld, worldgenComponent } from "@flaplab/world
 import { expect, it } from "vitest";
 import { createInitiator, initiatorComponent } from "../src/index.js";
 
-const endpoints = { engineUrl: "https://engine.test/game", musicUrl: "https://music.test/music" };
+const endpoints = {
+  engineUrl: "https://engine.test/game",
+  musicUrl: "https://music.test/music",
+  engineWsUrl: "ws://engine.test/game",
+  musicWsUrl: "ws://music.test/music",
+};
 const serviceKey = generateKeyPairSync("ed25519");
 const tickets = createStreamTicketSigner({ privateKey: serviceKey.privateKey });
 const ticketVerifier = createStreamTicketVerifier({ publicKey: serviceKey.publicKey });
@@ -29,6 +34,8 @@ describeContract(
       expect(res.seed).toBe(6977347407732442987n);
       expect(res.engineUrl).toBe(endpoints.engineUrl);
       expect(res.musicUrl).toBe(endpoints.musicUrl);
+      expect(res.engineWsUrl).toBe(endpoints.engineWsUrl);
+      expect(res.musicWsUrl).toBe(endpoints.musicWsUrl);
       // FlappyGo's pipesToRender: int(480*3) / (72 + spacing 191) = 5 for this seed.
       expect(res.pipesInView).toBe(5);
     });

@@ -12,7 +12,7 @@ export interface Emulation {
   readonly edges: readonly ActiveEdge[];
   /**
    * The topology as group `group` must see it: the other groups at the addresses of the proxies
-   * on the way to them, the stream URLs browsers are given at their proxies. Same JSON layout
+   * on the way to them, the URLs browsers are given (streams, WebSocket streams) at their proxies. Same JSON layout
    * as a topology file.
    */
   topologyFor(group: string): Record<string, unknown>;
@@ -44,6 +44,10 @@ export async function emulate(
     const e = find("browser", groupName, "stream");
     return e ? `https://${e.listen}` : fallback;
   };
+  const browserConnectUrl = (groupName: string, fallback: string) => {
+    const e = find("browser", groupName, "connect");
+    return e ? `http://${e.listen}` : fallback;
+  };
 
   return {
     edges,
@@ -58,7 +62,8 @@ export async function emulate(
           address: via?.listen ?? g.address,
           callUrl: `http://${via?.listen ?? g.address}`,
           streamAddress: g.streamAddress,
-          publicUrl: g.publicUrl,
+          // What the initiator hands browsers (the WebSocket stream URLs) goes through their proxies too.
+          publicUrl: browserConnectUrl(g.name, g.publicUrl),
           streamPublicUrl: browserStreamUrl(g.name, g.streamPublicUrl),
           inProcess: g.inProcess,
         };
@@ -78,8 +83,7 @@ export async function emulate(
     },
     browserUrl(component) {
       const g = groupOf(topology, component)!;
-      const e = find("browser", g.name, "connect");
-      return e ? `http://${e.listen}` : g.publicUrl;
+      return browserConnectUrl(g.name, g.publicUrl);
     },
   };
 }

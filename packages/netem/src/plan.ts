@@ -10,13 +10,18 @@ export const CALL_GRAPH: ReadonlyArray<readonly [ComponentName, ComponentName]> 
   ["engine", "score"],
 ];
 
-/** What a browser connects to: Connect endpoints and the two stream servers. */
+/**
+ * What a browser connects to: Connect endpoints, the two stream servers, and the engine's and
+ * music's RPC ports, where the plain WebSocket link of their streams is served.
+ */
 export const BROWSER_TARGETS: ReadonlyArray<{ component: ComponentName; port: "connect" | "stream" }> = [
   { component: "auth", port: "connect" },
   { component: "initiator", port: "connect" },
   { component: "score", port: "connect" },
   { component: "engine", port: "stream" },
   { component: "music", port: "stream" },
+  { component: "engine", port: "connect" },
+  { component: "music", port: "connect" },
 ];
 
 /** One link that gets its own proxy: from a process group (or the browser) to a group's port. */

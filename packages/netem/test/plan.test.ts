@@ -39,6 +39,9 @@ describe("RTT table and edges", () => {
       "browser->initiator": 64,
       "browser->engine:stream": 70,
       "browser->music:stream": 93,
+      // The WebSocket link of the streams, at the engine's and music's RPC ports.
+      "browser->engine": 70,
+      "browser->music": 93,
     });
   });
 

@@ -1,8 +1,11 @@
 export { createStreamServer, tokenAuthorizer, STREAM_TOKEN_PARAM } from "./server.js";
-export type { StreamAuthorizer, StreamRoute, StreamServer, StreamServerOptions } from "./server.js";
+export type { StreamServer, StreamServerOptions } from "./server.js";
+export type { StreamAuthorizer, StreamRoute, StreamRoutes } from "./admission.js";
 export type { TokenVerifier } from "@flaplab/identity";
 export { DEFAULT_STREAM_LIMITS, STREAM_LIMIT_ENV, StreamConfigError, resolveStreamLimits, streamLimitsFromEnv } from "./limits.js";
 export type { StreamLimits } from "./limits.js";
 export { createDevCertificate, loadOrCreateDevCertificate, describeCertificate } from "./certificate.js";
 export type { StreamCertificate } from "./certificate.js";
 export { loadWebTransport } from "./webtransport-lib.js";
+export { createWebSocketStreams, DEFAULT_MAX_WEBSOCKET_MESSAGE_BYTES, sessionCloseCode, webSocketCloseCode } from "./websocket.js";
+export type { WebSocketStreams, WebSocketStreamsOptions } from "./websocket.js";

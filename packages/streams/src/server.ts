@@ -4,20 +4,13 @@ import type { TLSSocket } from "node:tls";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Principal } from "@flaplab/component";
 import type { TokenVerifier } from "@flaplab/identity";
-import { CloseCode, type SessionEnd, type SessionHandler, type StreamSession } from "@flaplab/game-stream";
+import { CloseCode, type SessionEnd, type StreamSession } from "@flaplab/game-stream";
 import type { Logger } from "pino";
 import type { StreamCertificate } from "./certificate.js";
+import { admitSessionRequest, type LiveSession, runHandler, type StreamAuthorizer, type StreamRoute, type StreamRoutes, startIdleSweep } from "./admission.js";
 import { resolveStreamLimits, type StreamLimits } from "./limits.js";
 import { loadWebTransport, tlsServersOf } from "./webtransport-lib.js";
 
-
-/**
- * Decides who a session request is from, before the upgrade is accepted: gets the query of the
- * stream URL and the route's kind ("engine", "music"), returns the session's principal, or throws
- * to refuse the request (ConnectError Unauthenticated → 401, PermissionDenied → 403, InvalidArgument
- * → 400, NotFound → 404; any other error → 401).
- */
-export type StreamAuthorizer = (query: URLSearchParams, kind: string) => Promise<Principal>;
 
 /** The query parameter a player token is read from by `tokenAuthorizer`. */
 export const STREAM_TOKEN_PARAM = "token";
@@ -31,19 +24,13 @@ export function tokenAuthorizer(verifier: TokenVerifier): StreamAuthorizer {
   };
 }
 
-export interface StreamRoute {
-  /** "engine" or "music". */
-  readonly kind: string;
-  readonly handler: SessionHandler;
-}
-
 export interface StreamServerOptions {
   readonly host: string;
   /** 0 for any free port. */
   readonly port: number;
   readonly certificate: StreamCertificate;
   /** URL path → route, e.g. "/engine/v1/game". */
-  readonly routes: Readonly<Record<string, StreamRoute>>;
+  readonly routes: StreamRoutes;
   /** Checks the credential of every session request before it is accepted. */
   readonly authorize: StreamAuthorizer;
   readonly logger: Logger;
@@ -82,21 +69,6 @@ interface WtSession {
   userData?: Partial<SessionData>;
 }
 
-/** What a refused session request is answered with. */
-function refusalStatus(err: unknown): number {
-  if (!(err instanceof ConnectError)) return 401;
-  switch (err.code) {
-    case Code.PermissionDenied:
-      return 403;
-    case Code.InvalidArgument:
-      return 400;
-    case Code.NotFound:
-      return 404;
-    default:
-      return 401;
-  }
-}
-
 /**
  * The WebTransport server of one process. A session request is authorized (`authorize`, from the
  * URL's query) before it is accepted: unknown paths get 404, a missing `gameId` 400, a refused
@@ -124,32 +96,16 @@ export async function createStreamServer(opts: StreamServerOptions): Promise<Str
 
   server.setRequestCallback(async ({ header }: { header: Record<string, string> }) => {
     // Never rejects: the library leaves a request unanswered when this promise does.
-    let url: URL;
-    try {
-      url = new URL(header[":path"] ?? "/", "https://stream.invalid");
-    } catch {
-      return { status: 400 };
-    }
-    const route = routes[url.pathname];
-    if (!Object.hasOwn(routes, url.pathname) || !route) return { status: 404 };
-    const gameId = url.searchParams.get("gameId") ?? "";
-    if (gameId === "") {
-      logger.info({ event: "stream-rejected", kind: route.kind, status: 400, reason: "missing gameId query parameter" }, "stream rejected");
-      return { status: 400 };
-    }
-    if (sessions.size >= limits.maxSessions) {
-      logger.warn({ event: "stream-rejected", kind: route.kind, gameId, status: 503, reason: "too many sessions", maxSessions: limits.maxSessions }, "stream rejected");
-      return { status: 503 };
-    }
-    try {
-      const principal = await opts.authorize(url.searchParams, route.kind);
-      return { status: 200, path: url.pathname, userData: { gameId, principal } satisfies SessionData };
-    } catch (err) {
-      const status = refusalStatus(err);
-      const reason = err instanceof ConnectError ? err.rawMessage : String((err as Error)?.message ?? err);
-      logger.info({ event: "stream-rejected", kind: route.kind, gameId, status, reason }, "stream rejected");
-      return { status };
-    }
+    const result = await admitSessionRequest(header[":path"] ?? "/", {
+      routes,
+      authorize: opts.authorize,
+      logger,
+      maxSessions: limits.maxSessions,
+      openSessions: sessions.size,
+      link: "webtransport",
+    });
+    if (!result.admitted) return { status: result.status };
+    return { status: 200, path: result.path, userData: { gameId: result.gameId, principal: result.principal } satisfies SessionData };
   });
   for (const [path, route] of Object.entries(routes)) {
     void acceptLoop(server.sessionStream(path) as ReadableStream<WtSession>, route);
@@ -188,16 +144,7 @@ export async function createStreamServer(opts: StreamServerOptions): Promise<Str
     s.on("upgrade", (_req: unknown, socket: Socket) => requested(socket));
     s.on("stream", (stream: { session?: { socket?: Socket } }) => requested(stream.session?.socket));
   }
-  const sweep = setInterval(() => {
-    const now = performance.now();
-    for (const s of live) {
-      if (now - s.lastActivity > limits.idleTimeoutMs) {
-        logger.info({ event: "stream-idle", kind: s.session.kind, gameId: s.session.gameId, idleTimeoutMs: limits.idleTimeoutMs }, "stream session idle, closing");
-        s.session.close(CloseCode.Malformed, `idle for ${limits.idleTimeoutMs} ms`);
-      }
-    }
-  }, Math.min(5_000, Math.max(50, Math.floor(limits.idleTimeoutMs / 4))));
-  sweep.unref();
+  const sweep = startIdleSweep(live, limits.idleTimeoutMs, logger);
   const address = server.address();
   if (!address) throw new Error("stream server did not start");
   logger.info({ event: "streams-listening", port: address.port, routes: Object.keys(routes), http3, limits }, "stream server listening");
@@ -245,19 +192,7 @@ export async function createStreamServer(opts: StreamServerOptions): Promise<Str
     const entry = adapt(wt, first.value, route.kind, gameId, principal, logger);
     live.add(entry);
     void entry.session.closed.then(() => live.delete(entry));
-    try {
-      // A handler may be async: its rejection ends its own session, nothing else.
-      const result: unknown = route.handler(entry.session);
-      if (result instanceof Promise) {
-        result.catch((err: unknown) => {
-          logger.error({ err, kind: route.kind, gameId }, "stream handler failed");
-          entry.session.close(CloseCode.Internal, "internal error");
-        });
-      }
-    } catch (err) {
-      logger.error({ err, kind: route.kind, gameId }, "stream handler failed");
-      entry.session.close(CloseCode.Internal, "internal error");
-    }
+    runHandler(route, entry.session, logger);
   }
 
   return {
@@ -288,12 +223,6 @@ function safeClose(wt: WtSession, code: number, reason: string): void {
   } catch {
     // already closed
   }
-}
-
-interface LiveSession {
-  readonly session: StreamSession;
-  /** performance.now() of the last bytes either way. */
-  lastActivity: number;
 }
 
 /** The transport-free view of a session that component handlers work with. Nothing on it throws. */

@@ -1,4 +1,4 @@
-import { LatencyHistogram, type Stats } from "./histogram.js";
+import { LatencyHistogram, type Stats } from "@flaplab/report-kit/latency";
 import type { Problem, RpcSide, RunData, RunSource } from "./load.js";
 import { METRIC_IDS, type MetricId } from "./metrics.js";
 
@@ -48,12 +48,16 @@ export function rpcLabel(src: string, dst: string, verb: string, side: RpcSide =
   return `${src} → ${dst} ${verb}${side === "callee" ? " (callee)" : ""}`;
 }
 
-/** The study's deployments, nearest first: listed in this order, before any other (by name). */
+/**
+ * The study's deployments, nearest first: listed in this order, before any other (by name). A
+ * deployment's runs over another stream link ("monolith+websocket") follow its own.
+ */
 export const DEPLOYMENT_ORDER: readonly string[] = ["monolith", "microservices", "multiaz", "multiregion"];
 
 function deploymentRank(name: string): number {
-  const i = DEPLOYMENT_ORDER.indexOf(name);
-  return i < 0 ? DEPLOYMENT_ORDER.length : i;
+  const plus = name.indexOf("+");
+  const i = DEPLOYMENT_ORDER.indexOf(plus < 0 ? name : name.slice(0, plus));
+  return (i < 0 ? DEPLOYMENT_ORDER.length : i) * 2 + (plus < 0 ? 0 : 1);
 }
 
 /**

@@ -4,8 +4,8 @@ export { buildReport, medianRpcRange, rpcLabel } from "./aggregate.js";
 export type { Report, Group, RpcRow } from "./aggregate.js";
 export { discoverRuns, loadFlapLabRun, parseRpcNdjson, UsageError, RUN_FORMAT } from "./load.js";
 export type { RunData, RunStatus, RunSource, RpcSample, Problem, Discovery } from "./load.js";
-export { LatencyHistogram, toMicros, STAT_KEYS, STAT_HEADERS } from "./histogram.js";
-export type { Stats } from "./histogram.js";
+export { LatencyHistogram, toMicros, STAT_KEYS, STAT_HEADERS } from "@flaplab/report-kit/latency";
+export type { Stats } from "@flaplab/report-kit/latency";
 export {
   METRICS,
   METRIC_IDS,

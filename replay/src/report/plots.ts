@@ -1,7 +1,7 @@
 import * as Plot from "@observablehq/plot";
 import { parseHTML } from "linkedom";
 import type { Group } from "./aggregate.js";
-import type { LatencyHistogram } from "./histogram.js";
+import type { LatencyHistogram } from "@flaplab/report-kit/latency";
 
 /** Plot renders into this server-side DOM; each chart is serialised to inline SVG markup. */
 function plotDocument(): Document {

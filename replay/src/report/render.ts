@@ -1,7 +1,7 @@
 import type { Group, Report } from "./aggregate.js";
 import { csvCell } from "@flaplab/report-kit/csv";
 import { markdownCell, renderTable } from "@flaplab/report-kit/markdown";
-import { STAT_KEYS } from "./histogram.js";
+import { STAT_KEYS } from "@flaplab/report-kit/latency";
 import { METRICS } from "./metrics.js";
 import { cdfPlot, interArrivalPlot, rpcPlot } from "./plots.js";
 import {

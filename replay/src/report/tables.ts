@@ -1,5 +1,5 @@
 import { medianRpcRange, type Group, type Report } from "./aggregate.js";
-import { STAT_HEADERS, STAT_KEYS, type Stats } from "./histogram.js";
+import { STAT_HEADERS, STAT_KEYS, type Stats } from "@flaplab/report-kit/latency";
 import type { RunData } from "./load.js";
 import { COMPARISON_METRICS, METRICS, metricInfo } from "./metrics.js";
 

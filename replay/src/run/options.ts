@@ -31,11 +31,28 @@ export interface ReplayOptions {
   readonly stockScheduling: boolean;
   /** Give up on a game this long after its trace should have ended. */
   readonly slackMs: number;
+  /** The page's stream link (`?link=`): WebTransport (the default) or plain WebSocket. */
+  readonly link: StreamLink;
+}
+
+/** How the page reaches the game's streams (the page's `?link=`). */
+export type StreamLink = "webtransport" | "websocket";
+export const STREAM_LINKS: readonly StreamLink[] = ["webtransport", "websocket"];
+
+/** A `--link` value, or a usage error naming the links there are. */
+export function parseLink(text: string, flag = "--link"): StreamLink {
+  if ((STREAM_LINKS as readonly string[]).includes(text)) return text as StreamLink;
+  throw new ReplayUsageError(`${flag} must be ${STREAM_LINKS.join(" or ")}, got "${text}"`);
+}
+
+/** Where a deployment's runs are filed: its name, plus "+websocket" on that link. */
+export function deploymentFolder(name: string, link: StreamLink): string {
+  return link === "webtransport" ? name : `${name}+${link}`;
 }
 
 export const USAGE = `usage: pnpm replay --url <web url> --trace <file> [--trace <file> …] --runs <n> --out <dir>
                    [--deployment <name>] [--retries <n>] [--rpc-logs <dir>] [--chromium <path>]
-                   [--slack-ms <ms>] [--stock-scheduling]`;
+                   [--slack-ms <ms>] [--stock-scheduling] [--link webtransport|websocket]`;
 
 export async function parseReplayArgs(argv: readonly string[], cwd: string): Promise<ReplayOptions> {
   const values = (() => {
@@ -53,6 +70,7 @@ export async function parseReplayArgs(argv: readonly string[], cwd: string): Pro
           chromium: { type: "string", default: process.env["FLAPLAB_CHROMIUM"] ?? "/usr/bin/chromium" },
           "slack-ms": { type: "string", default: "15000" },
           "stock-scheduling": { type: "boolean", default: false },
+          link: { type: "string", default: "webtransport" },
         },
       }).values;
     } catch (err) {
@@ -71,6 +89,7 @@ export async function parseReplayArgs(argv: readonly string[], cwd: string): Pro
   const runs = positiveInt(values.runs, "--runs", 1, 10_000);
   const retries = positiveInt(values.retries, "--retries", 0, 100);
   const slackMs = positiveInt(values["slack-ms"], "--slack-ms", 1000, 600_000);
+  const link = parseLink(values.link);
   try {
     await access(values.chromium, constants.X_OK);
   } catch {
@@ -90,6 +109,7 @@ export async function parseReplayArgs(argv: readonly string[], cwd: string): Pro
     chromium: values.chromium,
     stockScheduling: values["stock-scheduling"],
     slackMs,
+    link,
   };
 }
 

@@ -4,8 +4,8 @@ import { simulateTrace } from "@flaplab/simulator";
 import { replayFlapOffsetsMs } from "@flaplab/traces";
 import type { Page } from "playwright-core";
 import { launch, nowEpochMs, pageState, waitUntil, type Browser, type PageGlobals } from "./play.js";
-import type { LoadedTrace, ReplayOptions } from "./options.js";
-import { ReplayUsageError } from "./options.js";
+import type { LoadedTrace, ReplayOptions, StreamLink } from "./options.js";
+import { deploymentFolder, ReplayUsageError } from "./options.js";
 
 export interface RunFailure {
   readonly reason: string;
@@ -28,7 +28,7 @@ export interface RunSummary {
   readonly failure: RunFailure | null;
   readonly attempt: number;
   readonly retries: number;
-  readonly deployment: { readonly name: string; readonly webUrl: string; readonly topology: string | null };
+  readonly deployment: { readonly name: string; readonly webUrl: string; readonly topology: string | null; readonly link: StreamLink };
   readonly seed: string;
   readonly trace: string;
   readonly gameId: string | null;
@@ -90,7 +90,7 @@ export async function checkDeployment(url: string): Promise<{ topology: string |
 /** Replays every trace `opts.runs` times and writes one folder per run (and per failed attempt). */
 export async function replay(opts: ReplayOptions, log: Log): Promise<ReplayReport> {
   const { topology } = await checkDeployment(opts.url);
-  const deployment = opts.deployment ?? topology ?? new URL(opts.url).host.replace(/[^a-z0-9.-]/gi, "_");
+  const deployment = opts.deployment ?? deploymentFolder(topology ?? new URL(opts.url).host.replace(/[^a-z0-9.-]/gi, "_"), opts.link);
   const user = { name: `replay-${Date.now().toString(36)}`, password: "replay-password-1", registered: false };
   const report: ReplayReport = { runs: 0, ok: 0, failed: 0, retried: 0, folders: [] };
   const total = opts.traces.length * opts.runs;
@@ -220,7 +220,7 @@ async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunContext):
     failure,
     attempt: ctx.attempt,
     retries: ctx.attempt - 1,
-    deployment: { name: ctx.deployment, webUrl: opts.url, topology: ctx.topology },
+    deployment: { name: ctx.deployment, webUrl: opts.url, topology: ctx.topology, link: opts.link },
     seed: trace.seed.toString(),
     trace: trace.path,
     gameId: last?.gameId ?? null,
@@ -259,6 +259,7 @@ async function play(
 ): Promise<RunFailure | null> {
   const url = new URL(opts.url);
   url.searchParams.set("seed", trace.seed.toString());
+  url.searchParams.set("link", opts.link);
   try {
     await page.goto(url.toString(), { timeout: 15_000 });
     // Every run has a new browser profile, so storage starts empty and auth is measured each time.

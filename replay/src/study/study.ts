@@ -2,7 +2,7 @@ import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DEPLOYMENT_ORDER } from "../report/aggregate.js";
 import { generateReport } from "../report/index.js";
-import { loadTrace, ReplayUsageError, type ReplayOptions } from "../run/options.js";
+import { deploymentFolder, loadTrace, parseLink, ReplayUsageError, type ReplayOptions, type StreamLink } from "../run/options.js";
 import { replay } from "../run/runner.js";
 import { startStudyDeployment } from "./deployment.js";
 
@@ -11,9 +11,11 @@ export const STUDY_DEPLOYMENTS = DEPLOYMENT_ORDER;
 export const STUDY_TRACES = ["replay/traces/6977347407732442987.csv", "replay/traces/8525333463046388971.json"] as const;
 
 export const STUDY_USAGE = `usage: pnpm study [--runs <n>] [--out <dir>] [--deployments a,b,…] [--trace <file> …] [--retries <n>]
-                  [--chromium <path>] [--stock-scheduling]
+                  [--chromium <path>] [--stock-scheduling] [--links webtransport,websocket]
   Runs every deployment (default: ${STUDY_DEPLOYMENTS.join(", ")}) with pnpm dev, replays every trace
-  (default: the easy and hard seeds in replay/traces) --runs times each in Chromium, and writes one report.`;
+  (default: the easy and hard seeds in replay/traces) --runs times each in Chromium over each stream
+  link (default: webtransport; runs over websocket are filed as <deployment>+websocket), and writes
+  one report.`;
 
 export interface StudyOptions {
   readonly deployments: readonly string[];
@@ -24,6 +26,8 @@ export interface StudyOptions {
   readonly chromium: string;
   /** Keep Chromium's task deferral after key presses (replay --stock-scheduling). */
   readonly stockScheduling: boolean;
+  /** The stream links every deployment is replayed over, in order. */
+  readonly links: readonly StreamLink[];
 }
 
 export function parseStudyArgs(argv: readonly string[], cwd: string, repo: string): StudyOptions {
@@ -39,6 +43,7 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
           retries: { type: "string", default: "0" },
           chromium: { type: "string", default: process.env["FLAPLAB_CHROMIUM"] ?? "/usr/bin/chromium" },
           "stock-scheduling": { type: "boolean", default: false },
+          links: { type: "string", default: "webtransport" },
         },
       }).values;
     } catch (err) {
@@ -62,6 +67,7 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
     out: resolve(cwd, values.out),
     chromium: values.chromium,
     stockScheduling: values["stock-scheduling"],
+    links: [...new Set(values.links.split(",").map((l) => parseLink(l.trim(), "--links")))],
   };
 }
 
@@ -84,21 +90,25 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
       for (const e of event.emulation.edges) log(`study:     ${e.name.padEnd(28)} ${e.kind.padEnd(12)} RTT ${e.rttMs} ms ± ${e.jitterMs}`);
     });
     try {
-      const replayOptions: ReplayOptions = {
-        url: deployment.webUrl,
-        traces,
-        runs: opts.runs,
-        out: runsDir,
-        deployment: name,
-        retries: opts.retries,
-        rpcLogs: [deployment.logsDir],
-        chromium: opts.chromium,
-        stockScheduling: opts.stockScheduling,
-        slackMs: 15_000,
-      };
-      const result = await replay(replayOptions, (line) => log(`study:   ${name}: ${line}`));
-      ok += result.ok;
-      failed += result.failed;
+      for (const link of opts.links) {
+        const folder = deploymentFolder(name, link);
+        const replayOptions: ReplayOptions = {
+          url: deployment.webUrl,
+          traces,
+          runs: opts.runs,
+          out: runsDir,
+          deployment: folder,
+          retries: opts.retries,
+          rpcLogs: [deployment.logsDir],
+          chromium: opts.chromium,
+          stockScheduling: opts.stockScheduling,
+          slackMs: 15_000,
+          link,
+        };
+        const result = await replay(replayOptions, (line) => log(`study:   ${folder}: ${line}`));
+        ok += result.ok;
+        failed += result.failed;
+      }
     } finally {
       await deployment.stop();
     }

@@ -26,3 +26,12 @@ describe("--stock-scheduling", () => {
     expect((await parseReplayArgs([...base, "--stock-scheduling"], REPO)).stockScheduling).toBe(true);
   });
 });
+
+describe("--link", () => {
+  const base = ["--url", "http://127.0.0.1:5173/", "--trace", "replay/traces/6977347407732442987.csv", "--out", "/tmp/unused", "--chromium", "/bin/sh"];
+  it("is webtransport by default, websocket when asked, and refuses another link by name", async () => {
+    expect((await parseReplayArgs(base, REPO)).link).toBe("webtransport");
+    expect((await parseReplayArgs([...base, "--link", "websocket"], REPO)).link).toBe("websocket");
+    await expect(parseReplayArgs([...base, "--link", "quic"], REPO)).rejects.toThrow('--link must be webtransport or websocket, got "quic"');
+  });
+});

@@ -76,4 +76,19 @@ describe("replaying the easy trace against the monolith", () => {
     expect(summary.failure?.reason).toMatch(/differs from the simulator's/);
     expect(summary.attempt).toBe(2);
   }, 120_000);
+
+  it("plays the same game over the plain WebSocket link (?link=websocket), filed apart", async () => {
+    const out = join(dir, "websocket");
+    const opts = await parseReplayArgs(["--url", webUrl, "--trace", EASY, "--runs", "1", "--out", out, "--link", "websocket"], REPO);
+    const lines: string[] = [];
+    const report = await replay(opts, (l) => lines.push(l));
+    expect(report, lines.join("\n")).toMatchObject({ runs: 1, ok: 1, failed: 0 });
+    const runDir = join(out, "monolith+websocket", "6977347407732442987", "run-001");
+    const summary = JSON.parse(await readFile(join(runDir, "summary.json"), "utf8")) as RunSummary;
+    expect(summary).toMatchObject({ status: "ok", score: 7, ticks: 402, deployment: { name: "monolith+websocket", link: "websocket" } });
+    const csv = await readFile(join(runDir, "latency.csv"), "utf8");
+    expect(csv).toMatch(/game via plain websocket/);
+    expect(csv).toMatch(/music via plain websocket/);
+    expect(csv.split("\n").filter((l) => l.startsWith("frame,recv,") && l.endsWith(",tick"))).toHaveLength(402);
+  }, 120_000);
 });

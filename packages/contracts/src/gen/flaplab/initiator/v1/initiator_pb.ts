@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file flaplab/initiator/v1/initiator.proto.
  */
 export const file_flaplab_initiator_v1_initiator: GenFile = /*@__PURE__*/
-  fileDesc("CiRmbGFwbGFiL2luaXRpYXRvci92MS9pbml0aWF0b3IucHJvdG8SFGZsYXBsYWIuaW5pdGlhdG9yLnYxIokBChBTdGFydEdhbWVSZXF1ZXN0Ei8KCHZpZXdwb3J0GAEgASgLMh0uZmxhcGxhYi53b3JsZGdlbi52MS5WaWV3cG9ydBIoCgRiaXJkGAIgASgLMhouZmxhcGxhYi5lbmdpbmUudjEuQmlyZEJveBIRCgRzZWVkGAMgASgDSACIAQFCBwoFX3NlZWQihwEKEVN0YXJ0R2FtZVJlc3BvbnNlEg8KB2dhbWVfaWQYASABKAkSDAoEc2VlZBgCIAEoAxISCgplbmdpbmVfdXJsGAMgASgJEhEKCW11c2ljX3VybBgEIAEoCRIVCg1waXBlc19pbl92aWV3GAUgASgFEhUKDXN0cmVhbV90aWNrZXQYBiABKAkycAoQSW5pdGlhdG9yU2VydmljZRJcCglTdGFydEdhbWUSJi5mbGFwbGFiLmluaXRpYXRvci52MS5TdGFydEdhbWVSZXF1ZXN0GicuZmxhcGxhYi5pbml0aWF0b3IudjEuU3RhcnRHYW1lUmVzcG9uc2ViBnByb3RvMw", [file_flaplab_engine_v1_engine, file_flaplab_worldgen_v1_worldgen]);
+  fileDesc("CiRmbGFwbGFiL2luaXRpYXRvci92MS9pbml0aWF0b3IucHJvdG8SFGZsYXBsYWIuaW5pdGlhdG9yLnYxIokBChBTdGFydEdhbWVSZXF1ZXN0Ei8KCHZpZXdwb3J0GAEgASgLMh0uZmxhcGxhYi53b3JsZGdlbi52MS5WaWV3cG9ydBIoCgRiaXJkGAIgASgLMhouZmxhcGxhYi5lbmdpbmUudjEuQmlyZEJveBIRCgRzZWVkGAMgASgDSACIAQFCBwoFX3NlZWQitAEKEVN0YXJ0R2FtZVJlc3BvbnNlEg8KB2dhbWVfaWQYASABKAkSDAoEc2VlZBgCIAEoAxISCgplbmdpbmVfdXJsGAMgASgJEhEKCW11c2ljX3VybBgEIAEoCRIVCg1waXBlc19pbl92aWV3GAUgASgFEhUKDXN0cmVhbV90aWNrZXQYBiABKAkSFQoNZW5naW5lX3dzX3VybBgHIAEoCRIUCgxtdXNpY193c191cmwYCCABKAkycAoQSW5pdGlhdG9yU2VydmljZRJcCglTdGFydEdhbWUSJi5mbGFwbGFiLmluaXRpYXRvci52MS5TdGFydEdhbWVSZXF1ZXN0GicuZmxhcGxhYi5pbml0aWF0b3IudjEuU3RhcnRHYW1lUmVzcG9uc2ViBnByb3RvMw", [file_flaplab_engine_v1_engine, file_flaplab_worldgen_v1_worldgen]);
 
 /**
  * @generated from message flaplab.initiator.v1.StartGameRequest
@@ -86,6 +86,20 @@ export type StartGameResponse = Message<"flaplab.initiator.v1.StartGameResponse"
    * @generated from field: string stream_ticket = 6;
    */
   streamTicket: string;
+
+  /**
+   * The same two streams over plain WebSocket (`ws://` or `wss://`, at the component's RPC port):
+   * the same query, the same size-delimited messages, carried in binary WebSocket messages.
+   * The client picks a link per game; both reach the same handlers.
+   *
+   * @generated from field: string engine_ws_url = 7;
+   */
+  engineWsUrl: string;
+
+  /**
+   * @generated from field: string music_ws_url = 8;
+   */
+  musicWsUrl: string;
 };
 
 /**

@@ -1,4 +1,4 @@
-import { ExactHistogram } from "@flaplab/report-kit/histogram";
+import { ExactHistogram } from "./histogram.js";
 
 /** The summary row every latency table shows, in ms. */
 export interface Stats {

@@ -1,0 +1,224 @@
+import type { IncomingMessage } from "node:http";
+import type { Socket } from "node:net";
+import type { Principal } from "@flaplab/component";
+import { CloseCode, type SessionEnd, type StreamSession } from "@flaplab/game-stream";
+import type { Logger } from "pino";
+import { type WebSocket, WebSocketServer } from "ws";
+import { admitSessionRequest, type LiveSession, runHandler, type StreamAuthorizer, type StreamRoutes, startIdleSweep } from "./admission.js";
+import { resolveStreamLimits, type StreamLimits } from "./limits.js";
+
+/** Largest client message a WebSocket session takes (the engine's own limit, 256 B, is checked after). */
+export const DEFAULT_MAX_WEBSOCKET_MESSAGE_BYTES = 64 * 1024;
+
+export interface WebSocketStreamsOptions {
+  /** URL path → route: the same routes as the WebTransport server. */
+  readonly routes: StreamRoutes;
+  readonly authorize: StreamAuthorizer;
+  readonly logger: Logger;
+  /** `maxSessions` and `idleTimeoutMs` apply (the others are for the WebTransport port). */
+  readonly limits?: Partial<StreamLimits>;
+  /** A larger client message closes the session (1009). Default 64 KiB. */
+  readonly maxMessageBytes?: number;
+}
+
+/**
+ * The plain WebSocket link of a process's streams, served on its HTTP/1.1 port: a request's
+ * Upgrade is admitted as a WebTransport session request is (same routes, the same checks and
+ * statuses), and the session reaches the same handler. One binary WebSocket message carries
+ * what one stream write would: size-delimited messages, as many as the sender put in it.
+ */
+export interface WebSocketStreams {
+  /** Give it an HTTP/1.1 server's "upgrade" event: it answers (101, or the refusal status) and owns the socket. */
+  handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer): void;
+  readonly limits: StreamLimits;
+  /** Sessions open now. */
+  readonly openSessions: number;
+  /** Closes every session (4500 "server shutting down"). */
+  close(): Promise<void>;
+}
+
+const STATUS_TEXT: Readonly<Record<number, string>> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  503: "Service Unavailable",
+};
+
+export function createWebSocketStreams(opts: WebSocketStreamsOptions): WebSocketStreams {
+  const { logger, routes } = opts;
+  const limits = resolveStreamLimits(opts.limits);
+  const wss = new WebSocketServer({
+    noServer: true,
+    clientTracking: false,
+    perMessageDeflate: false,
+    maxPayload: opts.maxMessageBytes ?? DEFAULT_MAX_WEBSOCKET_MESSAGE_BYTES,
+  });
+  /** Upgrades admitted or being admitted, and open sessions: the session cap counts both. */
+  let pending = 0;
+  const live = new Set<LiveSession>();
+  const sweep = startIdleSweep(live, limits.idleTimeoutMs, logger);
+  let closing = false;
+
+  return {
+    limits,
+    get openSessions() {
+      return live.size;
+    },
+    handleUpgrade(req, socket, head) {
+      pending++;
+      void (async () => {
+        const result = await admitSessionRequest(req.url ?? "/", {
+          routes,
+          authorize: opts.authorize,
+          logger,
+          maxSessions: limits.maxSessions,
+          openSessions: live.size + pending - 1,
+          link: "websocket",
+        });
+        if (socket.destroyed) return;
+        if (closing) return refuse(socket, 503);
+        if (!result.admitted) return refuse(socket, result.status);
+        await new Promise<void>((resolve) => {
+          wss.handleUpgrade(req, socket, head, (ws) => {
+            const entry = adapt(ws, socket, result.route.kind, result.gameId, result.principal, logger);
+            live.add(entry);
+            void entry.session.closed.then(() => live.delete(entry));
+            runHandler(result.route, entry.session, logger);
+            resolve();
+          });
+          // A handshake ws refuses (bad key or version) is answered by ws and the socket destroyed.
+          socket.once("close", () => resolve());
+        });
+      })()
+        .catch((err: unknown) => {
+          logger.error({ err }, "websocket upgrade failed");
+          socket.destroy();
+        })
+        .finally(() => pending--);
+    },
+    async close() {
+      closing = true;
+      clearInterval(sweep);
+      for (const s of live) s.session.close(CloseCode.Internal, "server shutting down");
+    },
+  };
+}
+
+function refuse(socket: Socket, status: number): void {
+  const text = STATUS_TEXT[status] ?? "Error";
+  socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+}
+
+/** WebSocket close codes: 1000 for the normal end (code 0 is not a WebSocket code), 4xxx as they are. */
+export function webSocketCloseCode(code: number): number {
+  return code === CloseCode.Normal ? 1000 : code;
+}
+
+/** The session's code from a WebSocket close code (1000 and 1005, "no code", are the normal end). */
+export function sessionCloseCode(wsCode: number): number {
+  return wsCode === 1000 || wsCode === 1005 ? CloseCode.Normal : wsCode;
+}
+
+/** A close reason fits in 123 bytes of UTF-8. */
+function closeReason(reason: string): string {
+  const bytes = Buffer.from(reason, "utf8");
+  return bytes.length <= 123 ? reason : `${bytes.subarray(0, 120).toString("utf8").replace(/\uFFFD+$/, "")}…`;
+}
+
+/**
+ * A WebSocket as a StreamSession. Sends are written straight to the socket as single binary
+ * frames (a server's frames are not masked): `sendFrom` builds the frame, header and payload,
+ * in one pooled buffer and writes it, so a game frame costs one small write and no copy beyond
+ * that one. ws reads the client's frames and answers pings and closes.
+ */
+function adapt(ws: WebSocket, socket: Socket, kind: string, gameId: string, principal: Principal, logger: Logger): LiveSession {
+  socket.setNoDelay(true);
+  let ended: SessionEnd | undefined;
+  let resolveClosed!: (end: SessionEnd) => void;
+  const closed = new Promise<SessionEnd>((r) => (resolveClosed = r));
+  const queue: Uint8Array[] = [];
+  let waiting: ((r: IteratorResult<Uint8Array>) => void) | undefined;
+  const finish = (end: SessionEnd): void => {
+    if (ended) return;
+    ended = end;
+    resolveClosed(end);
+    const w = waiting;
+    waiting = undefined;
+    w?.({ value: undefined, done: true });
+  };
+  ws.on("message", (data, isBinary) => {
+    if (ended) return;
+    entry.lastActivity = performance.now();
+    if (!isBinary) {
+      session.close(CloseCode.Malformed, "text messages are not part of the stream: send binary messages");
+      return;
+    }
+    const bytes = data as Buffer;
+    if (bytes.length === 0) return;
+    const w = waiting;
+    waiting = undefined;
+    if (w) w({ value: bytes, done: false });
+    else queue.push(bytes);
+  });
+  ws.on("close", (code, reason) => finish({ code: sessionCloseCode(code), reason: reason.toString("utf8"), by: "client" }));
+  ws.on("error", (err) => {
+    // ws closes the connection itself (1009 for a message over the limit, 1002 for a protocol error).
+    logger.info({ event: "stream-websocket-error", kind, gameId, err: err.message }, "websocket session error");
+    finish({ code: CloseCode.Malformed, reason: err.message, by: "transport" });
+  });
+  const incoming: AsyncIterable<Uint8Array> = {
+    [Symbol.asyncIterator]: () => ({
+      next: () => {
+        const chunk = queue.shift();
+        if (chunk) return Promise.resolve({ value: chunk, done: false });
+        if (ended) return Promise.resolve({ value: undefined, done: true });
+        return new Promise<IteratorResult<Uint8Array>>((resolve) => (waiting = resolve));
+      },
+    }),
+  };
+  const writeFrame = (source: Uint8Array, start: number, end: number): boolean => {
+    if (ended || socket.destroyed || !socket.writable) return false;
+    const length = end - start;
+    const header = length < 126 ? 2 : length < 65_536 ? 4 : 10;
+    const frame = Buffer.allocUnsafe(header + length);
+    frame[0] = 0x82; // FIN, binary
+    if (header === 2) {
+      frame[1] = length;
+    } else if (header === 4) {
+      frame[1] = 126;
+      frame.writeUInt16BE(length, 2);
+    } else {
+      frame[1] = 127;
+      frame.writeUInt32BE(0, 2);
+      frame.writeUInt32BE(length, 6);
+    }
+    for (let i = 0; i < length; i++) frame[header + i] = source[start + i] as number;
+    entry.lastActivity = performance.now();
+    socket.write(frame);
+    return true;
+  };
+  const session: StreamSession = {
+    gameId,
+    principal,
+    kind,
+    incoming,
+    send: (bytes) => writeFrame(bytes, 0, bytes.length),
+    sendFrom: writeFrame,
+    get bufferedBytes() {
+      return socket.writableLength;
+    },
+    close(code, reason) {
+      if (ended) return;
+      finish({ code, reason, by: "server" });
+      try {
+        ws.close(webSocketCloseCode(code), closeReason(reason));
+      } catch {
+        socket.destroy();
+      }
+    },
+    closed,
+  };
+  const entry: LiveSession = { session, lastActivity: performance.now() };
+  return entry;
+}
