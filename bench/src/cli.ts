@@ -2,6 +2,8 @@
 // Prints one Markdown table per section under a machine header line, and writes
 // bench/results/latest.json (numbers) and bench/results/latest.md (the tables). With --only, the
 // sections not run keep their previous results there (each says when it was measured).
+// pnpm bench --soak [--soak-games 2000] [--soak-minutes 10]: the soak alone (not in CI), written
+// to bench/results/soak.json and soak.md.
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -18,6 +20,8 @@ import {
   type StoredSection,
 } from "./results.js";
 import type { RunOptions, SectionResult } from "./section.js";
+import { DEFAULT_SOAK, runSoak } from "./soak.js";
+import { renderTable } from "./table.js";
 
 export const SECTION_IDS = ["calls", "load", "engine", "frames", "browser", "overload", "ticks"] as const;
 export type SectionId = (typeof SECTION_IDS)[number];
@@ -39,8 +43,12 @@ async function main(): Promise<number> {
       quick: { type: "boolean", default: false },
       only: { type: "string" },
       out: { type: "string" },
+      soak: { type: "boolean", default: false },
+      "soak-games": { type: "string", default: String(DEFAULT_SOAK.games) },
+      "soak-minutes": { type: "string", default: String(DEFAULT_SOAK.minutes) },
     },
   });
+  if (values.soak) return soak(values["soak-games"], values["soak-minutes"], values.out);
   const only = values.only?.split(",").map((s) => s.trim()) ?? [...SECTION_IDS];
   for (const id of only) {
     if (!(SECTION_IDS as readonly string[]).includes(id)) {
@@ -99,6 +107,55 @@ async function main(): Promise<number> {
   if (kept.length > 0) log(`kept the previous results of ${kept.join(", ")} (not run this time)`);
   log(`wrote ${join(outDir, "latest.json")} and latest.md in ${seconds.toFixed(0)} s`);
   return failures.length > 0 ? 1 : 0;
+}
+
+async function soak(gamesText: string, minutesText: string, out: string | undefined): Promise<number> {
+  const games = Number(gamesText);
+  const minutes = Number(minutesText);
+  if (!Number.isInteger(games) || games < 1 || games > 20_000) {
+    process.stderr.write(`--soak-games must be a whole number from 1 to 20000, got ${gamesText}\n`);
+    return 2;
+  }
+  if (!Number.isInteger(minutes) || minutes < 1 || minutes > 600) {
+    process.stderr.write(`--soak-minutes must be a whole number from 1 to 600, got ${minutesText}\n`);
+    return 2;
+  }
+  const outDir = out ? resolve(process.env["INIT_CWD"] ?? process.cwd(), out) : resolve(import.meta.dirname, "../results");
+  const machine = describeMachine();
+  const startedAt = new Date();
+  const header = `${machineLine(machine)}; soak; ${startedAt.toISOString()}`;
+  process.stdout.write(`${header}\n\n`);
+  const workDir = await mkdtemp(join(tmpdir(), "flaplab-soak-"));
+  let result: Awaited<ReturnType<typeof runSoak>>;
+  try {
+    result = await runSoak({ games, minutes, intervalMs: DEFAULT_SOAK.intervalMs, warmupIntervals: DEFAULT_SOAK.warmupIntervals, workDir, log: (l) => process.stderr.write(`[bench] ${l}\n`) });
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+  const checks = renderTable({
+    headers: ["Check", "Measured", "Status"],
+    align: ["l", "l", "l"],
+    rows: result.checks.map((c) => [c.check, c.measured, c.met ? "met" : "missed"]),
+  });
+  const md = [
+    `# Soak: ${games.toLocaleString("en-US")} games for ${minutes} min`,
+    "",
+    header,
+    "",
+    renderTable(result.table),
+    "",
+    checks,
+    "",
+    "- The engine's game session handler, TickScheduler and GameTable in one process behind the plain WebSocket link; the clients in another process, keeping the games going: each game flaps on the planned schedule until a tick drawn from 200–1200, then stops, so the bird falls and the game ends; a new game takes its place once the engine has sent the summary (recorded) and closed the session normally.",
+    "- Lost: a game that ended any other way (closed with another code, no summary, not recorded, or could not start). Late ticks: ticks more than 2 ms after their deadline. RSS, heap and FDs: the engine process at the end of each interval; CPU: the engine process's share of one core.",
+    "",
+  ].join("\n");
+  process.stdout.write(`${md}\n`);
+  await mkdir(outDir, { recursive: true });
+  await writeFile(join(outDir, "soak.md"), md);
+  await writeFile(join(outDir, "soak.json"), `${JSON.stringify({ format: "flaplab-soak/1", startedAt: startedAt.toISOString(), machine, ...result }, null, 2)}\n`);
+  process.stderr.write(`[bench] wrote ${join(outDir, "soak.md")} and soak.json\n`);
+  return result.checks.every((c) => c.met) ? 0 : 1;
 }
 
 main().then(

@@ -161,10 +161,11 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   let server: Child | undefined;
   let clients: Child | undefined;
   try {
-    const srv = (server = await startChild("stream-server.ts"));
-    const cli = (clients = await startChild("stream-clients.ts"));
-    const info = await srv.request<StreamServerInfo>({ type: "start", keysDir: dir });
     for (const link of LINKS) {
+      // Fresh processes per link: one link's garbage must not be collected in the other's steps.
+      const srv = (server = await startChild("stream-server.ts", ["--expose-gc"]));
+      const cli = (clients = await startChild("stream-clients.ts"));
+      const info = await srv.request<StreamServerInfo>({ type: "start", keysDir: dir });
       const step = async (games: number, stepping: boolean): Promise<boolean> => {
         const made = await srv.request<StreamGame[]>({ type: "games", count: games, prefix: `${link}-${games}` });
         const url = link === "websocket" ? info.wsUrl : info.url;
@@ -195,6 +196,8 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
       };
       await step(1, false);
       await stepGames(plan.stream, plan.streamBelow, (games) => step(games, true));
+      await clients.stop();
+      await server.stop();
     }
   } finally {
     await clients?.stop();

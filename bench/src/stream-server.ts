@@ -14,7 +14,7 @@ import type { Percentiles } from "./hist.js";
 import { startProfile, stopProfile } from "./inspector-profile.js";
 import { join } from "node:path";
 
-export const ENGINE_PATH = "/engine/v1/game";
+import { ENGINE_PATH } from "./stream-path.js";
 
 export type StreamServerRequest =
   | { type: "start"; keysDir: string }
@@ -104,6 +104,8 @@ serveRequests(
         return made;
       }
       case "reset":
+        // The step's games are all playing: what is garbage now is the earlier steps'.
+        (globalThis as { gc?: () => void }).gc?.();
         if (req.profile) await startProfile();
         scheduler.resetStats();
         gc.stop();

@@ -185,7 +185,7 @@ class GameStream {
     void this.session.closed.then((end) => this.onClosed(end.code, end.reason, end.by));
     // Started before the stream came (by HandleInput): tick from now.
     if (this.game.state.phase === "playing") this.startTicking();
-    void this.read();
+    this.read();
   }
 
   private get gameId(): string {
@@ -201,28 +201,45 @@ class GameStream {
     this.session.close(code, reason);
   }
 
-  private async read(): Promise<void> {
+  /**
+   * Reads the client's bytes as they come: a pump of `then` callbacks rather than a `for await`
+   * loop, because a suspended async function keeps its last chunk and decoded inputs alive while
+   * it waits for the next one (hundreds of ms), and thousands of games' worth of them outlive
+   * every young-generation collection.
+   */
+  private read(): void {
     const decoder = new DelimitedDecoder(ClientInputSchema, this.config.maxInputBytes);
-    try {
-      for await (const chunk of this.session.incoming) {
-        if (this.closed) return;
-        let inputs: ClientInput[];
-        try {
-          inputs = decoder.push(chunk);
-        } catch (err) {
-          if (!(err instanceof StreamProtocolError)) throw err;
-          this.close(err.kind === "too-large" ? CloseCode.TooLarge : CloseCode.Malformed, err.message);
-          return;
-        }
-        for (const input of inputs) {
-          this.onInput(input);
-          if (this.closed) return;
-        }
-      }
-    } catch (err) {
+    const chunks = this.session.incoming[Symbol.asyncIterator]();
+    const failed = (err: unknown): void => {
       if (this.closed) return;
       this.config.logger.error({ gameId: this.gameId, err }, "game stream read failed");
       this.close(CloseCode.Internal, `reading the game stream failed: ${messageOf(err)}`);
+    };
+    const step = (next: IteratorResult<Uint8Array>): void => {
+      if (next.done || this.closed) return;
+      try {
+        this.onChunk(decoder, next.value);
+      } catch (err) {
+        failed(err);
+        return;
+      }
+      if (!this.closed) chunks.next().then(step, failed);
+    };
+    chunks.next().then(step, failed);
+  }
+
+  private onChunk(decoder: DelimitedDecoder<typeof ClientInputSchema>, chunk: Uint8Array): void {
+    let inputs: ClientInput[];
+    try {
+      inputs = decoder.push(chunk);
+    } catch (err) {
+      if (!(err instanceof StreamProtocolError)) throw err;
+      this.close(err.kind === "too-large" ? CloseCode.TooLarge : CloseCode.Malformed, err.message);
+      return;
+    }
+    for (const input of inputs) {
+      this.onInput(input);
+      if (this.closed) return;
     }
   }
 

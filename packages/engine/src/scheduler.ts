@@ -97,8 +97,13 @@ export class TickScheduler {
   private timerDeadline = Number.POSITIVE_INFINITY;
   private nextOrder = 0;
   private running = false;
-  /** The tasks due in the current round (reused: a round allocates nothing). */
-  private readonly due: Task[] = [];
+  /**
+   * The tasks due in the current round, `due[0, dueCount)`. The array is reused and never
+   * truncated (`length = 0` would drop its backing store, and every round would allocate a new
+   * one), so a round allocates nothing.
+   */
+  private readonly due: (Task | undefined)[] = [];
+  private dueCount = 0;
   /** The `TickInfo` every run is given (reused). */
   private readonly info = { k: 0, scheduledMs: 0, nowMs: 0, latenessMs: 0, skipped: 0 };
 
@@ -161,16 +166,18 @@ export class TickScheduler {
       const started = this.clock.now();
       const due = this.due;
       while (this.heap[0] && this.heap[0].deadline <= started) {
-        due.push(this.heap[0]);
+        due[this.dueCount++] = this.heap[0];
         this.removeAt(0);
       }
       // An earlier task may cancel a later one.
-      for (let i = 0; i < due.length; i++) {
+      for (let i = 0; i < this.dueCount; i++) {
         const task = due[i] as Task;
+        due[i] = undefined;
         if (task.active) this.run(task, this.clock.now());
       }
     } finally {
-      this.due.length = 0;
+      for (let i = 0; i < this.dueCount; i++) this.due[i] = undefined;
+      this.dueCount = 0;
       this.running = false;
       this.arm();
     }

@@ -1,0 +1,151 @@
+// Child process of the soak: keeps `games` games going over the plain WebSocket link. Each game
+// flaps on the schedule until a planned tick (200–1200 by default), then stops flapping, so the bird falls
+// and the game ends on its own; when the engine has sent the game's summary and closed the
+// session normally, a new game takes its place. A game that ends any other way is lost.
+import { create } from "@bufbuild/protobuf";
+import { ClientInputSchema, GameStreamMessageSchema } from "@flaplab/contracts/engine/v1/stream_pb";
+import { DelimitedDecoder, encodeDelimited } from "@flaplab/game-stream";
+import { WebSocket } from "ws";
+import { findFlapSchedule } from "./autopilot.js";
+import { serveRequests } from "./child.js";
+
+export type SoakClientsRequest =
+  | { type: "start"; wsUrl: string; gamesUrl: string; games: number; rampMs: number; seed: number; gameTicks: readonly [number, number] }
+  | { type: "sample" }
+  | { type: "stop" };
+
+export interface SoakClientsSample {
+  readonly open: number;
+  readonly started: number;
+  /** Games that ended with their summary (recorded) and a normal close. */
+  readonly finished: number;
+  /** Games that ended any other way (or never opened), by reason. */
+  readonly lost: number;
+  readonly lostReasons: Readonly<Record<string, number>>;
+}
+
+const flaps = new Set(findFlapSchedule().flapTicks);
+const input = (seq: number) => encodeDelimited(ClientInputSchema, create(ClientInputSchema, { seq, clientTimeMs: Date.now() }));
+
+let target = 0;
+/** A game flaps until a tick drawn from this range, then lets the bird fall. */
+let gameTicks: readonly [number, number] = [200, 1200];
+let wsUrl = "";
+let gamesUrl = "";
+let running = false;
+let open = 0;
+let started = 0;
+let finished = 0;
+let lost = 0;
+let lostReasons: Record<string, number> = {};
+const sockets = new Set<WebSocket>();
+/** A seeded generator, so that two soaks plan the same game lengths. */
+let state = 1;
+const random = () => {
+  state = (state * 1_103_515_245 + 12_345) % 2 ** 31;
+  return state / 2 ** 31;
+};
+
+function lose(reason: string): void {
+  lost++;
+  lostReasons[reason] = (lostReasons[reason] ?? 0) + 1;
+}
+
+async function newGames(count: number): Promise<{ id: string; ticket: string }[]> {
+  const res = await fetch(`${gamesUrl}?count=${count}`, { method: "POST" });
+  if (!res.ok) throw new Error(`POST /games answered ${res.status}`);
+  return (await res.json()) as { id: string; ticket: string }[];
+}
+
+/** Plays one game; resolves when it has ended (finished or lost). */
+function play(game: { id: string; ticket: string }): Promise<void> {
+  const stopAt = gameTicks[0] + Math.floor(random() * (gameTicks[1] - gameTicks[0]));
+  started++;
+  open++;
+  return new Promise<void>((resolve) => {
+    const ws = new WebSocket(`${wsUrl}?${new URLSearchParams({ gameId: game.id, ticket: game.ticket })}`, { perMessageDeflate: false });
+    sockets.add(ws);
+    const dec = new DelimitedDecoder(GameStreamMessageSchema);
+    let seq = 1;
+    let summary = false;
+    let recorded = false;
+    ws.on("open", () => ws.send(input(1)));
+    ws.on("message", (data: Buffer) => {
+      for (const msg of dec.push(data)) {
+        if (msg.kind.case === "summary") {
+          summary = true;
+          recorded = msg.kind.value.recorded;
+        }
+        if (msg.kind.case !== "frame") continue;
+        const tick = msg.kind.value.tick;
+        if (tick < stopAt && flaps.has(tick + 1)) ws.send(input(++seq));
+      }
+    });
+    ws.on("error", () => undefined);
+    ws.on("close", (code, reason) => {
+      sockets.delete(ws);
+      open--;
+      if (!running && !summary) {
+        // Cut at the end of the soak: neither finished nor lost.
+      } else if (code === 1000 && summary && recorded) {
+        finished++;
+      } else {
+        lose(summary && !recorded ? "not recorded" : `${code} ${reason.toString()}`.trim());
+      }
+      resolve();
+    });
+  });
+}
+
+/** One slot: a game, then the next, until the soak stops. */
+async function slot(first: { id: string; ticket: string }): Promise<void> {
+  let game: { id: string; ticket: string } | undefined = first;
+  while (running && game) {
+    await play(game);
+    if (!running) return;
+    try {
+      game = (await newGames(1))[0];
+    } catch (err) {
+      lose(`could not start a game: ${(err as Error).message}`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+}
+
+serveRequests(async (req: SoakClientsRequest) => {
+  switch (req.type) {
+    case "start": {
+      ({ wsUrl, gamesUrl, gameTicks } = req);
+      target = req.games;
+      state = req.seed;
+      running = true;
+      const t0 = performance.now();
+      for (let made = 0; made < target; ) {
+        const batch = await newGames(Math.min(100, target - made));
+        for (const game of batch) {
+          // Spread the starts over the ramp, so that the games' tick phases spread over the period.
+          const wait = t0 + (made * req.rampMs) / target - performance.now();
+          if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+          void slot(game);
+          made++;
+        }
+      }
+      return null;
+    }
+    case "sample": {
+      const sample: SoakClientsSample = { open, started, finished, lost, lostReasons };
+      started = 0;
+      finished = 0;
+      lost = 0;
+      lostReasons = {};
+      return sample;
+    }
+    case "stop": {
+      running = false;
+      for (const ws of sockets) ws.close(1000, "soak over");
+      const deadline = performance.now() + 10_000;
+      while (sockets.size > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      return { stillOpen: sockets.size };
+    }
+  }
+});
