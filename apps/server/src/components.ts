@@ -1,4 +1,7 @@
 import { join } from "node:path";
+import type { Client } from "@connectrpc/connect";
+import type { MusicService } from "@flaplab/contracts/music/v1/music_pb";
+import type { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
 import type { ComponentName } from "@flaplab/component";
 import { authComponent, authLimitsFromEnv, authTokenTtlFromEnv, createAuth, openUserStore } from "@flaplab/auth";
 import { createEngine, createGameSessionHandler, engineComponent, GameTable, gameTableOptionsFromEnv, TickScheduler } from "@flaplab/engine";
@@ -24,7 +27,14 @@ export interface MountedGroup {
   readonly musicStreams?: MusicStreams;
   /** The engine's game table (present when the engine runs here). */
   readonly games?: GameTable;
+  /** The engine's clients of music and score (present when the engine runs here). */
+  readonly engineClients?: EngineClients;
   close(): Promise<void>;
+}
+
+export interface EngineClients {
+  readonly music: Client<typeof MusicService>;
+  readonly score: Client<typeof ScoreService>;
 }
 
 export interface MountOptions {
@@ -47,6 +57,7 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
   const streamRoutes: Record<string, StreamRoute> = {};
   let musicStreams: MusicStreams | undefined;
   let games: GameTable | undefined;
+  let engineClients: EngineClients | undefined;
   const closeAll = async () => {
     for (const close of [...closers].reverse()) await close();
   };
@@ -83,15 +94,10 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
           const scheduler = new TickScheduler();
           closers.push(() => scheduler.stop());
           runtime.mount(engineComponent, createEngine({ games }));
+          engineClients = { music: runtime.client(musicComponent, "engine"), score: runtime.client(scoreComponent, "engine") };
           streamRoutes[ENGINE_STREAM_PATH] = {
             kind: "engine",
-            handler: createGameSessionHandler({
-              games,
-              scheduler,
-              music: runtime.client(musicComponent, "engine"),
-              score: runtime.client(scoreComponent, "engine"),
-              logger: opts.logger.child({ component: "engine" }),
-            }),
+            handler: createGameSessionHandler({ games, scheduler, ...engineClients, logger: opts.logger.child({ component: "engine" }) }),
           };
           break;
         }
@@ -143,6 +149,7 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
     streamRoutes,
     ...(musicStreams ? { musicStreams } : {}),
     ...(games ? { games } : {}),
+    ...(engineClients ? { engineClients } : {}),
     close: closeAll,
   };
 }

@@ -1,6 +1,7 @@
 import { once } from "node:events";
 import { join } from "node:path";
 import { corsOriginsFromEnv, createHost, defaultCorsOrigins, hostLimitsFromEnv, resolveHostLimits, type Host, type HostLimits } from "@flaplab/host";
+import { type EngineShards, engineShardsFromEnv, startEngineShards } from "@flaplab/engine-shards";
 import { createStreamServer, createWebSocketStreams, loadOrCreateDevCertificate, streamLimitsFromEnv, type StreamLimits, type StreamServer } from "@flaplab/streams";
 import {
   createServiceSigner,
@@ -12,7 +13,7 @@ import {
 } from "@flaplab/identity";
 import { createCallLogger, createRuntime, parseAddress, pinoCallLog, type Runtime, type Topology } from "@flaplab/runtime";
 import { pino, type Logger } from "pino";
-import { callLogPath, mountGroup, type MountedGroup } from "./components.js";
+import { callLogPath, ENGINE_STREAM_PATH, mountGroup, type MountedGroup } from "./components.js";
 
 export interface ServerOptions {
   readonly topology: Topology;
@@ -41,6 +42,8 @@ export interface RunningServer {
   readonly mounted: MountedGroup;
   /** The WebTransport server, when the group runs the engine or music (the WebSocket link is on `port`). */
   readonly streams?: StreamServer;
+  /** The engine's shard processes, when FLAPLAB_ENGINE_SHARDS asks for them. */
+  readonly shards?: EngineShards;
   stop(): Promise<void>;
 }
 
@@ -50,6 +53,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // Bad FLAPLAB_* values fail here, before anything is opened.
   const hostLimits = resolveHostLimits({ ...hostLimitsFromEnv(process.env), ...opts.hostLimits });
   const streamLimits = { ...streamLimitsFromEnv(process.env), ...opts.streamLimits };
+  const shardCount = engineShardsFromEnv(process.env);
   const corsOrigins = opts.corsOrigins ?? corsOriginsFromEnv(process.env, defaultCorsOrigins(topology.web.publicUrl));
   const needsPrivateKey = topology.groups.find((g) => g.name === group)?.components.includes("auth") ?? false;
   const keys = await loadKeys({ dataDir, create: needsPrivateKey });
@@ -74,8 +78,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // The stream ticket StartGame issued (`ticket` query parameter), signed with the components'
   // key; the handlers check it names the URL's game and, on the engine, the game's owner.
   const authorize = createStreamAuthorizer(createStreamTicketVerifier({ publicKey: serviceKeys.publicKey }));
+  // The engine's games on shard processes (FLAPLAB_ENGINE_SHARDS): WebSocket game sessions go there.
+  const shards =
+    shardCount > 0 && mounted.games && mounted.engineClients
+      ? await startEngineShards({ count: shardCount, games: mounted.games, ...mounted.engineClients, logger: logger.child({ component: "engine" }), path: ENGINE_STREAM_PATH })
+      : undefined;
   // The plain WebSocket link: the same routes on the RPC port.
-  const webSockets = hasStreams ? createWebSocketStreams({ routes: mounted.streamRoutes, authorize, limits: streamLimits, logger }) : undefined;
+  const webSockets = hasStreams
+    ? createWebSocketStreams({ routes: mounted.streamRoutes, authorize, limits: streamLimits, logger, ...(shards ? { handoff: shards.handoff } : {}) })
+    : undefined;
   const host = await createHost({
     runtime,
     logger,
@@ -107,6 +118,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       components: mounted.names,
       callLog: callLogFile,
       ...(streams ? { streamPort: streams.port, streamTransports: streams.transports } : {}),
+      ...(shards ? { engineShards: shards.stats().map((s) => s.pid) } : {}),
     },
     "server listening",
   );
@@ -118,10 +130,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     callLogFile,
     mounted,
     ...(streams ? { streams } : {}),
+    ...(shards ? { shards } : {}),
     stop() {
       stopping ??= (async () => {
         await streams?.close();
         await webSockets?.close();
+        await shards?.close();
         await host.close();
         runtime.close();
         await mounted.close();

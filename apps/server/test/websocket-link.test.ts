@@ -1,22 +1,17 @@
 import { rm } from "node:fs/promises";
-import { create } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
-import { ClientInputSchema, GameStreamMessageSchema, type GameSummary } from "@flaplab/contracts/engine/v1/stream_pb";
-import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { Sound, SoundClipSchema, type SoundClip } from "@flaplab/contracts/music/v1/music_pb";
-import { CloseCode, DelimitedDecoder, encodeDelimited, FrameDecoder } from "@flaplab/game-stream";
+import { CloseCode, DelimitedDecoder } from "@flaplab/game-stream";
 import { loadTopology } from "@flaplab/runtime";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WebSocket } from "ws";
 import { startServer, type RunningServer } from "../src/server.js";
 import { topologyOnFreePorts } from "./helpers.js";
+import { EASY_FLAP_TICKS, EASY_SEED, openLink, playOver, refusal, startGame as startGameAs } from "./ws-client.js";
 
 // The plain WebSocket link of a monolith's streams, at its RPC port, driven by the ws client.
-const EASY_SEED = 6977347407732442987n;
-const FLAP_TICKS = [42, 53, 67, 85, 103, 128, 140, 204, 232, 266, 275, 292, 322, 349];
 
 let server: RunningServer;
 let dir: string;
@@ -39,37 +34,8 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function startGame(seed?: bigint, as = token) {
-  const initiator = createClient(InitiatorService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
-  return initiator.startGame({ seed }, { headers: { authorization: `Bearer ${as}` } });
-}
-
-const input = (seq: number) => encodeDelimited(ClientInputSchema, create(ClientInputSchema, { seq, clientTimeMs: Date.now() }));
-
-interface Link {
-  readonly ws: WebSocket;
-  readonly closed: Promise<{ code: number; reason: string }>;
-}
-
-async function open(base: string, query: Record<string, string>, onMessage: (bytes: Uint8Array) => void = () => {}): Promise<Link> {
-  const ws = new WebSocket(`${base}?${new URLSearchParams(query)}`);
-  const closed = new Promise<{ code: number; reason: string }>((r) => ws.once("close", (code, reason) => r({ code, reason: reason.toString() })));
-  ws.on("message", (data: Buffer) => onMessage(data));
-  await new Promise<void>((resolve, reject) => {
-    ws.once("open", () => resolve());
-    ws.once("error", reject);
-  });
-  return { ws, closed };
-}
-
-function refusal(base: string, query: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${base}?${new URLSearchParams(query)}`);
-    ws.on("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
-    ws.on("open", () => reject(new Error("the upgrade was accepted")));
-    ws.on("error", () => undefined);
-  });
-}
+const startGame = (seed?: bigint, as = token) => startGameAs(baseUrl, as, seed);
+const open = openLink;
 
 describe("the WebSocket link of the streams", () => {
   it("is handed out by StartGame at the RPC port, and plays the easy seed to 7 at tick 402 with its sounds, recorded", async () => {
@@ -81,29 +47,8 @@ describe("the WebSocket link of the streams", () => {
     const clipDecoder = new DelimitedDecoder(SoundClipSchema, 1 << 20);
     const music = await open(game.musicWsUrl, q, (bytes) => clips.push(...clipDecoder.push(bytes)));
 
-    const dec = new DelimitedDecoder(GameStreamMessageSchema);
-    const view = new FrameDecoder();
-    let seq = 1;
-    let lastTick = 0;
-    let score = 0;
-    let acks = 0;
-    let summary: GameSummary | undefined;
-    const engine = await open(game.engineWsUrl, q, (bytes) => {
-      for (const msg of dec.push(bytes)) {
-        if (msg.kind.case === "summary") summary = msg.kind.value;
-        if (msg.kind.case === "ack") {
-          view.applyAck(msg.kind.value);
-          acks++;
-        }
-        if (msg.kind.case !== "frame") continue;
-        const v = view.apply(msg.kind.value);
-        lastTick = v.tick;
-        score = v.score;
-        if (FLAP_TICKS.includes(v.tick + 1)) engine.ws.send(input(++seq));
-      }
-    });
-    engine.ws.send(input(1));
-    expect(await engine.closed).toEqual({ code: 1000, reason: "game over" });
+    const { score, lastTick, acks, summary, close } = await playOver(game.engineWsUrl, q, EASY_FLAP_TICKS);
+    expect(close).toEqual({ code: 1000, reason: "game over" });
     expect({ score, lastTick, acks }).toEqual({ score: 7, lastTick: 402, acks: 14 });
     expect(summary).toMatchObject({ score: 7, ticks: 402, recorded: true, framesSent: 402, acksSent: 14 });
     await music.closed;

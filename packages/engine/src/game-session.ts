@@ -96,6 +96,7 @@ export function createGameSessionHandler(deps: GameSessionDeps): SessionHandler 
     const game = config.games.get(id);
     const refusal = checkStreamOwnership(session, game?.owner.username);
     if (refusal) return session.close(refusal.code, refusal.reason);
+    if (!game && config.games.isDetached(id)) return session.close(CloseCode.AlreadyConnected, "game already has a stream");
     if (!game) return session.close(CloseCode.NotFound, `unknown game ${id}`);
     if (live.has(id)) return session.close(CloseCode.AlreadyConnected, "game already has a stream");
     if (game.state.phase === "over") return session.close(CloseCode.GameOver, `game ${id} is over`);

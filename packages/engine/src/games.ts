@@ -12,7 +12,7 @@ import {
   tickInPlace,
   validateCourse,
 } from "@flaplab/physics";
-import { InputLog } from "./input-log.js";
+import { InputLog, type InputRecord } from "./input-log.js";
 
 /** Who started a game: only this user may send it inputs. */
 export interface GameOwner {
@@ -51,6 +51,25 @@ export interface Game {
 }
 
 type MutableGame = { -readonly [K in keyof Game]: Game[K] };
+
+/**
+ * A game as plain data (structured-cloneable: what `postMessage` and a child process's advanced
+ * IPC serialization carry), to move it to another process: `GameTable.detach` makes one,
+ * `GameTable.adopt` plays it on.
+ */
+export interface GameSnapshot {
+  readonly id: string;
+  readonly owner: GameOwner;
+  readonly seed: bigint;
+  readonly state: GameState;
+  readonly createdAtMs: number;
+  readonly startedAtMs: number | undefined;
+  readonly finishedAtMs: number | undefined;
+  readonly lastActivityMs: number;
+  readonly lastInputSeq: number;
+  readonly reflectedSeq: number;
+  readonly inputs: readonly InputRecord[];
+}
 
 export interface NewGame {
   readonly id: string;
@@ -145,6 +164,8 @@ export class GameTable {
   private readonly games = new Map<string, MutableGame>();
   /** Unfinished games (ready or playing) of each player, in creation order. */
   private readonly unfinished = new Map<string, Set<string>>();
+  /** Games detached to another process: id → owner and when, until `release` (or the sweep). */
+  private readonly detached = new Map<string, { username: string; atMs: number }>();
   private readonly clock: () => number;
   private readonly finishedTtlMs: number;
   private readonly unplayedTtlMs: number;
@@ -225,7 +246,7 @@ export class GameTable {
     const bird = birdOrDefault(init.bird);
     const problem = validateCourse(init.course, bird);
     if (problem !== undefined) throw new ConnectError(problem, Code.InvalidArgument);
-    if (this.games.has(init.id)) {
+    if (this.games.has(init.id) || this.detached.has(init.id)) {
       throw new ConnectError(`game ${init.id} already exists`, Code.AlreadyExists);
     }
     const now = this.clock();
@@ -260,6 +281,65 @@ export class GameTable {
     if (!mine) this.unfinished.set(game.owner.username, (mine = new Set()));
     mine.add(game.id);
     return game;
+  }
+
+  /**
+   * Takes game `id` out of the table to be played in another process: returns it as a snapshot
+   * (undefined for an unknown id). The id stays reserved, and counts as one of its owner's
+   * unfinished games, until `release(id)` (the other process reports the game's end) or, should
+   * that never come, the sweep after `idleTtlMs`. `isDetached(id)` is true meanwhile.
+   */
+  detach(id: string): GameSnapshot | undefined {
+    const game = this.games.get(id);
+    if (!game) return undefined;
+    this.games.delete(id);
+    this.detached.set(id, { username: game.owner.username, atMs: this.clock() });
+    return snapshotOf(game);
+  }
+
+  isDetached(id: string): boolean {
+    return this.detached.has(id);
+  }
+
+  /** Ends the reservation of a detached game: its owner may start another in its place. */
+  release(id: string): boolean {
+    const held = this.detached.get(id);
+    if (!held) return false;
+    this.detached.delete(id);
+    this.forget(held.username, id);
+    return true;
+  }
+
+  /**
+   * Plays on a game detached from another table. AlreadyExists when the id is in use here;
+   * ResourceExhausted when the table is full. The owner's per-player limit is the detaching
+   * table's to keep.
+   */
+  adopt(snapshot: GameSnapshot): Game {
+    if (this.games.has(snapshot.id) || this.detached.has(snapshot.id)) {
+      throw new ConnectError(`game ${snapshot.id} already exists`, Code.AlreadyExists);
+    }
+    if (this.games.size >= this.maxGames) this.sweep();
+    if (this.games.size >= this.maxGames) {
+      throw new ConnectError(`the engine already holds ${this.maxGames} games`, Code.ResourceExhausted);
+    }
+    const inputs = new InputLog(this.maxInputLog);
+    for (const r of snapshot.inputs) inputs.push(r.seq, r.clientTimeMs, r.receivedAtMs, r.tick, r.effect);
+    const game: MutableGame = { ...snapshot, owner: { ...snapshot.owner }, inputs };
+    this.games.set(game.id, game);
+    if (game.state.phase !== "over") {
+      let mine = this.unfinished.get(game.owner.username);
+      if (!mine) this.unfinished.set(game.owner.username, (mine = new Set()));
+      mine.add(game.id);
+    }
+    return game;
+  }
+
+  private forget(username: string, id: string): void {
+    const mine = this.unfinished.get(username);
+    if (!mine) return;
+    mine.delete(id);
+    if (mine.size === 0) this.unfinished.delete(username);
   }
 
   /**
@@ -299,10 +379,7 @@ export class GameTable {
   }
 
   private finish(game: MutableGame): void {
-    const mine = this.unfinished.get(game.owner.username);
-    if (!mine) return;
-    mine.delete(game.id);
-    if (mine.size === 0) this.unfinished.delete(game.owner.username);
+    this.forget(game.owner.username, game.id);
   }
 
   /**
@@ -385,10 +462,32 @@ export class GameTable {
       }
       this.delete(game.id);
     }
+    // A detached game whose end never came back (its process died) stops holding its id and slot.
+    for (const [id, held] of this.detached) {
+      if (now - held.atMs < this.idleTtlMs) continue;
+      this.release(id);
+      idle++;
+    }
     const result = { finished, unplayed, idle };
     if (finished + unplayed + idle > 0) {
       this.logger?.info({ event: "games-swept", ...result, games: this.games.size }, "removed expired games");
     }
     return result;
   }
+}
+
+function snapshotOf(game: Game): GameSnapshot {
+  return {
+    id: game.id,
+    owner: { ...game.owner },
+    seed: game.seed,
+    state: game.state,
+    createdAtMs: game.createdAtMs,
+    startedAtMs: game.startedAtMs,
+    finishedAtMs: game.finishedAtMs,
+    lastActivityMs: game.lastActivityMs,
+    lastInputSeq: game.lastInputSeq,
+    reflectedSeq: game.reflectedSeq,
+    inputs: game.inputs.toArray(),
+  };
 }

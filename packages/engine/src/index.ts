@@ -11,7 +11,7 @@ export {
   MAX_GAME_ID_LENGTH,
 } from "./games.js";
 export { InputLog, type InputRecord } from "./input-log.js";
-export type { Game, GameOwner, GameTableLogger, GameTableOptions, InputResult, NewGame, SweepResult } from "./games.js";
+export type { Game, GameOwner, GameSnapshot, GameTableLogger, GameTableOptions, InputResult, NewGame, SweepResult } from "./games.js";
 export { TickScheduler, realTickClock } from "./scheduler.js";
 export type { TickClock, TickFn, TickInfo, ScheduledTask, TickSchedulerOptions } from "./scheduler.js";
 export { ManualTickClock } from "./manual-clock.js";

@@ -244,6 +244,62 @@ describe("GameTable per-player limit", () => {
   });
 });
 
+describe("GameTable.detach, adopt and release: a game moved to another process", () => {
+  it("moves a started game with its state and input log; the new table plays it on exactly as the old would have", () => {
+    const home = new GameTable({ maxGamesPerPlayer: 2, sweepIntervalMs: 0 });
+    const away = new GameTable({ sweepIntervalMs: 0 });
+    const alone = new GameTable({ sweepIntervalMs: 0 });
+    for (const t of [home, alone]) {
+      t.create({ id: "g", owner: alice, course: courseOf(easyWorld()), seed: EASY_SEED });
+      t.input("g", "alice", { seq: 1, clientTimeMs: 5 });
+      for (let i = 0; i < 30; i++) t.tick("g");
+      t.input("g", "alice", { seq: 2, clientTimeMs: 6 });
+    }
+    // Through a structured clone, as a child process receives it.
+    const snapshot = structuredClone(home.detach("g")!);
+    expect(home.get("g")).toBeUndefined();
+    expect(home.isDetached("g")).toBe(true);
+    const moved = away.adopt(snapshot);
+    expect(moved.inputs.toArray()).toEqual(alone.get("g")!.inputs.toArray());
+    for (let i = 0; i < 100; i++) {
+      away.tick("g");
+      alone.tick("g");
+    }
+    expect(viewOf(moved.state)).toEqual(viewOf(alone.get("g")!.state));
+    expect(moved.seed).toBe(EASY_SEED);
+    expect(codeOf(() => away.adopt(snapshot))).toBe(Code.AlreadyExists);
+  });
+
+  it("keeps the detached id reserved and counted against its owner until released", () => {
+    const home = new GameTable({ maxGamesPerPlayer: 1, sweepIntervalMs: 0 });
+    home.create({ id: "g", owner: alice, course: courseOf(openWorld()) });
+    home.input("g", "alice", { seq: 1, clientTimeMs: 0 });
+    home.detach("g");
+    expect(home.unfinishedCount("alice")).toBe(1);
+    expect(codeOf(() => home.create({ id: "g", owner: alice, course: courseOf(openWorld()) }))).toBe(Code.AlreadyExists);
+    expect(codeOf(() => home.create({ id: "h", owner: alice, course: courseOf(openWorld()) }))).toBe(Code.ResourceExhausted);
+    expect(home.release("g")).toBe(true);
+    expect(home.release("g")).toBe(false);
+    expect(home.isDetached("g")).toBe(false);
+    home.create({ id: "h", owner: alice, course: courseOf(openWorld()) });
+    expect(home.detach("nope")).toBeUndefined();
+  });
+
+  it("releases a detached game whose end never came back after idleTtlMs", () => {
+    const clock = fakeClock();
+    const home = new GameTable({ clock: clock.now, idleTtlMs: 1000, sweepIntervalMs: 0 });
+    home.create({ id: "g", owner: alice, course: courseOf(openWorld()) });
+    home.detach("g");
+    clock.advance(999);
+    home.sweep();
+    expect(home.isDetached("g")).toBe(true);
+    clock.advance(2);
+    expect(home.sweepByReason()).toMatchObject({ idle: 1 });
+    expect(home.isDetached("g")).toBe(false);
+    expect(home.unfinishedCount("alice")).toBe(0);
+  });
+});
+
 describe("GameTable sweep timer", () => {
   afterEach(() => {
     vi.useRealTimers();

@@ -4,7 +4,7 @@ import type { Principal } from "@flaplab/component";
 import { CloseCode, type SessionEnd, type StreamSession } from "@flaplab/game-stream";
 import type { Logger } from "pino";
 import { type WebSocket, WebSocketServer } from "ws";
-import { admitSessionRequest, type LiveSession, runHandler, type StreamAuthorizer, type StreamRoutes, startIdleSweep } from "./admission.js";
+import { admitSessionRequest, type LiveSession, runHandler, type StreamAuthorizer, type StreamRoute, type StreamRoutes, startIdleSweep } from "./admission.js";
 import { resolveStreamLimits, type StreamLimits } from "./limits.js";
 
 /** Largest client message a WebSocket session takes (the engine's own limit, 256 B, is checked after). */
@@ -19,6 +19,30 @@ export interface WebSocketStreamsOptions {
   readonly limits?: Partial<StreamLimits>;
   /** A larger client message closes the session (1009). Default 64 KiB. */
   readonly maxMessageBytes?: number;
+  /**
+   * Offered every admitted upgrade before it is answered: return true to take the socket over
+   * (e.g. hand it to the process that plays the game; that process calls `adopt`), false to
+   * serve it here.
+   */
+  readonly handoff?: (upgrade: AdmittedUpgrade) => boolean;
+}
+
+/** An upgrade request that passed admission, not answered yet. */
+export interface AdmittedUpgrade {
+  readonly path: string;
+  readonly kind: string;
+  readonly gameId: string;
+  readonly principal: Principal;
+  readonly req: IncomingMessage;
+  readonly socket: Socket;
+  readonly head: Buffer;
+}
+
+/** What `adopt` needs of an upgrade request another process admitted. */
+export interface UpgradeRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: IncomingMessage["headers"];
 }
 
 /**
@@ -30,6 +54,11 @@ export interface WebSocketStreamsOptions {
 export interface WebSocketStreams {
   /** Give it an HTTP/1.1 server's "upgrade" event: it answers (101, or the refusal status) and owns the socket. */
   handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer): void;
+  /**
+   * Serves an upgrade that was admitted elsewhere (`handoff` in another process, the socket sent
+   * along): answers 101 and hands the session to the route of `path`, with no second admission.
+   */
+  adopt(req: UpgradeRequest, socket: Socket, head: Buffer, admitted: { path: string; gameId: string; principal: Principal }): void;
   readonly limits: StreamLimits;
   /** Sessions open now. */
   readonly openSessions: number;
@@ -60,6 +89,20 @@ export function createWebSocketStreams(opts: WebSocketStreamsOptions): WebSocket
   const sweep = startIdleSweep(live, limits.idleTimeoutMs, logger);
   let closing = false;
 
+  function upgrade(req: IncomingMessage, socket: Socket, head: Buffer, route: StreamRoute, gameId: string, principal: Principal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        const entry = adapt(ws, socket, route.kind, gameId, principal, logger);
+        live.add(entry);
+        void entry.session.closed.then(() => live.delete(entry));
+        runHandler(route, entry.session, logger);
+        resolve();
+      });
+      // A handshake ws refuses (bad key or version) is answered by ws and the socket destroyed.
+      socket.once("close", () => resolve());
+    });
+  }
+
   return {
     limits,
     get openSessions() {
@@ -79,23 +122,23 @@ export function createWebSocketStreams(opts: WebSocketStreamsOptions): WebSocket
         if (socket.destroyed) return;
         if (closing) return refuse(socket, 503);
         if (!result.admitted) return refuse(socket, result.status);
-        await new Promise<void>((resolve) => {
-          wss.handleUpgrade(req, socket, head, (ws) => {
-            const entry = adapt(ws, socket, result.route.kind, result.gameId, result.principal, logger);
-            live.add(entry);
-            void entry.session.closed.then(() => live.delete(entry));
-            runHandler(result.route, entry.session, logger);
-            resolve();
-          });
-          // A handshake ws refuses (bad key or version) is answered by ws and the socket destroyed.
-          socket.once("close", () => resolve());
-        });
+        const { path, route, gameId, principal } = result;
+        if (opts.handoff?.({ path, kind: route.kind, gameId, principal, req, socket, head })) return;
+        await upgrade(req, socket, head, route, gameId, principal);
       })()
         .catch((err: unknown) => {
           logger.error({ err }, "websocket upgrade failed");
           socket.destroy();
         })
         .finally(() => pending--);
+    },
+    adopt(req, socket, head, admitted) {
+      const route = Object.hasOwn(routes, admitted.path) ? routes[admitted.path] : undefined;
+      if (!route || closing) return refuse(socket, route ? 503 : 404);
+      upgrade(req as IncomingMessage, socket, head, route, admitted.gameId, admitted.principal).catch((err: unknown) => {
+        logger.error({ err }, "websocket upgrade failed");
+        socket.destroy();
+      });
     },
     async close() {
       closing = true;

@@ -1,0 +1,123 @@
+import { rm } from "node:fs/promises";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
+import { Sound, SoundClipSchema, type SoundClip } from "@flaplab/contracts/music/v1/music_pb";
+import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
+import { CloseCode, DelimitedDecoder } from "@flaplab/game-stream";
+import { loadTopology } from "@flaplab/runtime";
+import { pino } from "pino";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startServer, type RunningServer } from "../src/server.js";
+import { topologyOnFreePorts } from "./helpers.js";
+import { EASY_FLAP_TICKS, EASY_SEED, input, type Link, openLink, playOver, startGame as startGameAs } from "./ws-client.js";
+
+// A monolith whose engine plays its WebSocket games on two shard processes (FLAPLAB_ENGINE_SHARDS).
+let server: RunningServer;
+let dir: string;
+let baseUrl: string;
+let token: string;
+
+beforeAll(async () => {
+  const topo = await topologyOnFreePorts("monolith");
+  dir = topo.dir;
+  process.env["FLAPLAB_ENGINE_SHARDS"] = "2";
+  try {
+    server = await startServer({ topology: await loadTopology(topo.file), group: "monolith", dataDir: dir, logger: pino({ level: "silent" }) });
+  } finally {
+    delete process.env["FLAPLAB_ENGINE_SHARDS"];
+  }
+  baseUrl = `http://127.0.0.1:${server.port}`;
+  const auth = createClient(AuthService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
+  token = (await auth.register({ username: "sharded", password: "a long enough password" })).session!.token;
+}, 60_000);
+
+afterAll(async () => {
+  await server?.stop();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const startGame = (seed?: bigint) => startGameAs(baseUrl, token, seed);
+const ticket = (game: { gameId: string; streamTicket: string }) => ({ gameId: game.gameId, ticket: game.streamTicket });
+const waitFor = async (what: string, ok: () => boolean, ms = 5000): Promise<void> => {
+  const deadline = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+describe("engine shards", () => {
+  it("start two shard processes beside the group's", () => {
+    const stats = server.shards!.stats();
+    expect(stats).toHaveLength(2);
+    const pids = stats.map((s) => s.pid);
+    expect(new Set(pids).size).toBe(2);
+    expect(pids).not.toContain(process.pid);
+  });
+
+  it("play the easy seed on a shard to 7 at tick 402: sounds through the group's music, the run recorded by its score", async () => {
+    const game = await startGame(EASY_SEED);
+    const clips: SoundClip[] = [];
+    const clipDecoder = new DelimitedDecoder(SoundClipSchema, 1 << 20);
+    const music = await openLink(game.musicWsUrl, ticket(game), (bytes) => clips.push(...clipDecoder.push(bytes)));
+    const before = server.shards!.stats().reduce((a, s) => a + s.handed, 0);
+    const played = await playOver(game.engineWsUrl, ticket(game), EASY_FLAP_TICKS);
+    expect(server.shards!.stats().reduce((a, s) => a + s.handed, 0)).toBe(before + 1);
+    expect(played).toMatchObject({ score: 7, lastTick: 402, acks: 14, close: { code: 1000, reason: "game over" } });
+    expect(played.summary).toMatchObject({ score: 7, ticks: 402, recorded: true, framesSent: 402, acksSent: 14 });
+    await music.closed;
+    expect(clips.filter((c) => c.sound === Sound.FLAP).map((c) => c.inputSeq)).toEqual(Array.from({ length: 14 }, (_, i) => i + 2));
+    expect(clips.at(-1)?.sound).toBe(Sound.DIE);
+    const scores = createClient(ScoreService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
+    const { ownRuns } = await scores.getScores({}, { headers: { authorization: `Bearer ${token}` } });
+    expect(ownRuns.find((r) => r.gameId === game.gameId)).toMatchObject({ score: 7, ticks: 402, seed: EASY_SEED });
+    await waitFor("the game's end to come back", () => server.shards!.stats().every((s) => s.games === 0));
+  }, 60_000);
+
+  it("spread games over the shards, refuse a second stream of a handed game with 4409, and free the player's slots when the games end", async () => {
+    const links: Link[] = [];
+    const games = [];
+    for (let i = 0; i < 3; i++) {
+      const game = await startGame();
+      games.push(game);
+      const link = await openLink(game.engineWsUrl, ticket(game));
+      link.ws.send(input(1));
+      links.push(link);
+    }
+    await waitFor("three games on the shards", () => server.shards!.stats().reduce((a, s) => a + s.games, 0) === 3);
+    expect(server.shards!.stats().map((s) => s.games).sort()).toEqual([1, 2]);
+    // The group's own handler sees the game is played elsewhere, on either link.
+    const second = await openLink(games[0]!.engineWsUrl, ticket(games[0]!));
+    expect(await second.closed).toMatchObject({ code: CloseCode.AlreadyConnected });
+    // The player holds 3 unfinished games (the limit): a fourth is refused while they play.
+    await expect(startGame()).rejects.toThrow(/already has 3 games in progress/);
+    for (const link of links) link.ws.close(1000, "leaving");
+    await waitFor("the games' ends to come back", () => server.shards!.stats().every((s) => s.games === 0));
+    await startGame();
+  }, 30_000);
+
+  it("start a shard that dies again: its games end, the others' do not, and new games play", async () => {
+    const a = await startGame();
+    const b = await startGame();
+    const la = await openLink(a.engineWsUrl, ticket(a));
+    la.ws.send(input(1));
+    const lb = await openLink(b.engineWsUrl, ticket(b));
+    lb.ws.send(input(1));
+    await waitFor("two games on two shards", () => server.shards!.stats().every((s) => s.games === 1));
+    const victim = server.shards!.stats()[0]!;
+    process.kill(victim.pid!, "SIGKILL");
+    // One of the two connections belonged to the killed shard.
+    const ended = await Promise.race([la.closed.then(() => la), lb.closed.then(() => lb)]);
+    const survivor = ended === la ? lb : la;
+    expect(survivor.ws.readyState).toBe(survivor.ws.OPEN);
+    await waitFor("the shard to start again", () => {
+      const s = server.shards!.stats()[0]!;
+      return s.restarts === 1 && s.pid !== victim.pid;
+    }, 20_000);
+    survivor.ws.close(1000);
+    const c = await startGame(EASY_SEED);
+    const played = await playOver(c.engineWsUrl, ticket(c), EASY_FLAP_TICKS);
+    expect(played).toMatchObject({ score: 7, lastTick: 402 });
+  }, 60_000);
+});

@@ -1,0 +1,231 @@
+import { type ChildProcess, fork } from "node:child_process";
+import { availableParallelism } from "node:os";
+import type { Socket } from "node:net";
+import { fileURLToPath } from "node:url";
+import { type Client, ConnectError } from "@connectrpc/connect";
+import { runInCall } from "@flaplab/component";
+import type { MusicService, PlayMusicRequest } from "@flaplab/contracts/music/v1/music_pb";
+import type { RecordRunRequest, ScoreService } from "@flaplab/contracts/score/v1/score_pb";
+import type { GameTable } from "@flaplab/engine";
+import type { AdmittedUpgrade } from "@flaplab/streams";
+import type { Logger } from "pino";
+import type { FromShard, PlayGame, ShardCall, ToShard } from "./protocol.js";
+
+/** The variable that turns shards on: a whole number of shard processes, or "auto" (one per core). */
+export const ENGINE_SHARDS_ENV = "FLAPLAB_ENGINE_SHARDS";
+
+export class EngineShardsConfigError extends Error {
+  override readonly name = "EngineShardsConfigError";
+}
+
+/** FLAPLAB_ENGINE_SHARDS: 0 (the default: games play in the group's process), 1…64, or "auto". */
+export function engineShardsFromEnv(env: NodeJS.ProcessEnv): number {
+  const raw = env[ENGINE_SHARDS_ENV]?.trim() ?? "";
+  if (raw === "" || raw === "0") return 0;
+  if (raw === "auto") return availableParallelism();
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < 1 || n > 64) throw new EngineShardsConfigError(`${ENGINE_SHARDS_ENV} must be 0…64 or "auto", got "${raw}"`);
+  return n;
+}
+
+export interface EngineShardsOptions {
+  readonly count: number;
+  /** The group's game table: StartGame puts games here; each is detached to the shard that plays it. */
+  readonly games: GameTable;
+  /** The engine's clients: the shards' PlayMusic and RecordRun calls are made with them. */
+  readonly music: Client<typeof MusicService>;
+  readonly score: Client<typeof ScoreService>;
+  readonly logger: Logger;
+  /** The engine's game stream path (the route the shards serve). */
+  readonly path: string;
+  /** How long a shard has to start (default 30 s). */
+  readonly startTimeoutMs?: number;
+}
+
+export interface ShardStats {
+  readonly index: number;
+  readonly pid: number | undefined;
+  /** Games handed to it whose end has not come back. */
+  readonly games: number;
+  /** Games handed to it since the group started. */
+  readonly handed: number;
+  readonly restarts: number;
+}
+
+export interface EngineShards {
+  /**
+   * For `handoff` of the group's WebSocket streams: takes an admitted engine upgrade whose game
+   * is in the group's table and not over, detaches the game and sends it, with the socket, to the
+   * least busy shard. False (serve it here) for anything else.
+   */
+  handoff(upgrade: AdmittedUpgrade): boolean;
+  stats(): readonly ShardStats[];
+  close(): Promise<void>;
+}
+
+const SHARD_MAIN = fileURLToPath(new URL("./shard-main.ts", import.meta.url));
+const PACKAGE_DIR = fileURLToPath(new URL("..", import.meta.url));
+
+interface Shard {
+  readonly index: number;
+  proc: ChildProcess;
+  /** Game ids handed to this shard and not ended. */
+  readonly games: Set<string>;
+  handed: number;
+  restarts: number;
+  ready: boolean;
+}
+
+/** Starts `count` shard processes and resolves once each has said it is ready. */
+export async function startEngineShards(opts: EngineShardsOptions): Promise<EngineShards> {
+  const { logger, games } = opts;
+  let closing = false;
+  const shards: Shard[] = [];
+
+  const onMessage = (shard: Shard, message: FromShard): void => {
+    switch (message.type) {
+      case "ready":
+        shard.ready = true;
+        return;
+      case "ended":
+        shard.games.delete(message.gameId);
+        games.release(message.gameId);
+        return;
+      case "call":
+        void answer(shard, message);
+        return;
+    }
+  };
+
+  const answer = async (shard: Shard, message: ShardCall): Promise<void> => {
+    const options = message.timeoutMs ? { timeoutMs: message.timeoutMs } : {};
+    const run = <T>(fn: () => Promise<T>): Promise<T> => (message.context ? runInCall(message.context, fn) : fn());
+    let error: { code: number; message: string } | undefined;
+    try {
+      if (message.method === "playMusic") await run(() => opts.music.playMusic(message.request as PlayMusicRequest, options));
+      else await run(() => opts.score.recordRun(message.request as RecordRunRequest, options));
+    } catch (err) {
+      const e = ConnectError.from(err);
+      error = { code: e.code, message: e.rawMessage };
+      if (message.id === 0) logger.warn({ event: "shard-call-failed", shard: shard.index, method: message.method, err: e.message }, "a shard's call failed");
+    }
+    if (message.id !== 0) send(shard, { type: "result", id: message.id, ...(error ? { error } : {}) });
+  };
+
+  const send = (shard: Shard, message: ToShard, handle?: Socket): boolean => {
+    if (!shard.proc.connected) return false;
+    try {
+      // false from send() means queued behind earlier messages, not lost.
+      if (handle) shard.proc.send(message, handle);
+      else shard.proc.send(message);
+      return true;
+    } catch (err) {
+      logger.warn({ event: "shard-send-failed", shard: shard.index, err: (err as Error).message }, "could not reach a shard");
+      return false;
+    }
+  };
+
+  const spawnShard = (shard: Shard): Promise<void> => {
+    const proc = fork(SHARD_MAIN, [String(shard.index), opts.path], {
+      // The shard entry is TypeScript, run with tsx (resolved from this package's folder).
+      execArgv: SHARD_MAIN.endsWith(".ts") ? ["--import", "tsx"] : [],
+      cwd: PACKAGE_DIR,
+      serialization: "advanced",
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    shard.proc = proc;
+    shard.ready = false;
+    proc.on("message", (m: FromShard) => onMessage(shard, m));
+    proc.once("exit", (code, signal) => {
+      if (closing) return;
+      // Its games are gone with it (games that survive their process are another matter).
+      const lost = [...shard.games];
+      for (const id of lost) games.release(id);
+      shard.games.clear();
+      logger.error({ event: "engine-shard-exited", shard: shard.index, code, signal, gamesLost: lost.length }, "an engine shard exited; starting it again");
+      shard.restarts++;
+      void spawnShard(shard).catch((err: unknown) => logger.error({ event: "engine-shard-restart-failed", shard: shard.index, err: (err as Error).message }, "an engine shard did not start again"));
+    });
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`engine shard ${shard.index} not ready after ${opts.startTimeoutMs ?? 30_000} ms`)), opts.startTimeoutMs ?? 30_000);
+      const ready = (m: FromShard) => {
+        if (m.type !== "ready") return;
+        clearTimeout(timer);
+        proc.off("message", ready);
+        resolve();
+      };
+      proc.on("message", ready);
+      proc.once("exit", () => {
+        clearTimeout(timer);
+        reject(new Error(`engine shard ${shard.index} exited while starting`));
+      });
+    });
+  };
+
+  try {
+    await Promise.all(
+      Array.from({ length: opts.count }, (_, index) => {
+        const shard: Shard = { index, proc: undefined as unknown as ChildProcess, games: new Set(), handed: 0, restarts: 0, ready: false };
+        shards.push(shard);
+        return spawnShard(shard);
+      }),
+    );
+  } catch (err) {
+    closing = true;
+    for (const s of shards) s.proc?.kill("SIGKILL");
+    throw err;
+  }
+  logger.info({ event: "engine-shards-ready", shards: shards.map((s) => s.proc.pid) }, "engine shards ready");
+
+  return {
+    handoff(upgrade) {
+      if (closing || upgrade.kind !== "engine") return false;
+      const game = games.get(upgrade.gameId);
+      // Unknown, finished, or someone else's game: the group's own handler refuses it properly.
+      if (!game || game.state.phase === "over" || game.owner.username !== upgrade.principal.username) return false;
+      let target: Shard | undefined;
+      for (const s of shards) if (s.ready && s.proc.connected && (!target || s.games.size < target.games.size)) target = s;
+      if (!target) return false;
+      const snapshot = games.detach(upgrade.gameId);
+      if (!snapshot) return false;
+      const message: PlayGame = {
+        type: "play",
+        game: snapshot,
+        path: upgrade.path,
+        principal: upgrade.principal,
+        upgrade: { method: upgrade.req.method ?? "GET", url: upgrade.req.url ?? upgrade.path, headers: upgrade.req.headers },
+        head: new Uint8Array(upgrade.head),
+      };
+      target.games.add(snapshot.id);
+      target.handed++;
+      if (!send(target, message, upgrade.socket)) {
+        // The game comes back and is played here.
+        target.games.delete(snapshot.id);
+        target.handed--;
+        games.release(snapshot.id);
+        games.adopt(snapshot);
+        logger.warn({ event: "shard-handoff-failed", shard: target.index, gameId: snapshot.id }, "could not hand a game to its shard; playing it here");
+        return false;
+      }
+      return true;
+    },
+    stats() {
+      return shards.map((s) => ({ index: s.index, pid: s.proc.pid, games: s.games.size, handed: s.handed, restarts: s.restarts }));
+    },
+    async close() {
+      closing = true;
+      await Promise.all(
+        shards.map(
+          (s) =>
+            new Promise<void>((resolve) => {
+              if (s.proc.exitCode !== null || s.proc.signalCode !== null) return resolve();
+              s.proc.once("exit", () => resolve());
+              // A shard ends its sessions and exits when its channel closes.
+              if (s.proc.connected) s.proc.disconnect();
+              setTimeout(() => s.proc.kill("SIGKILL"), 3000).unref();
+            }),
+        ),
+      );
+    },
+  };
+}

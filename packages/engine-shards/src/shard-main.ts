@@ -1,0 +1,106 @@
+// An engine shard: a child process of the group's process that plays the games handed to it. Its
+// own GameTable, TickScheduler and game session handler; the WebSocket of each game arrives as a
+// socket handle with the game, and from then on every input, ack and frame of that game stays in
+// this process. Calls to music and score go to the parent, which makes them as the engine.
+import type { Socket } from "node:net";
+import { create } from "@bufbuild/protobuf";
+import { type CallOptions, type Client, Code, ConnectError } from "@connectrpc/connect";
+import { currentCall } from "@flaplab/component";
+import { type MusicService, PlayMusicResponseSchema } from "@flaplab/contracts/music/v1/music_pb";
+import { RecordRunResponseSchema, type ScoreService } from "@flaplab/contracts/score/v1/score_pb";
+import { createGameSessionHandler, GameTable, gameTableOptionsFromEnv, TickScheduler } from "@flaplab/engine";
+import { createWebSocketStreams, streamLimitsFromEnv } from "@flaplab/streams";
+import { pino } from "pino";
+import type { CallResult, FromShard, ShardCall, ToShard } from "./protocol.js";
+
+// argv: the shard's index and the engine's game stream path (the group's process passes them).
+const index = Number(process.argv[2] ?? "0");
+const path = process.argv[3] ?? "/engine/v1/game";
+const logger = pino({ base: { pid: process.pid, shard: index } });
+
+if (!process.send) {
+  logger.fatal("an engine shard runs as a child process of a server group (no IPC channel)");
+  process.exit(2);
+}
+
+const send = (message: FromShard): void => {
+  if (process.connected) process.send!(message);
+};
+
+let nextCall = 1;
+const pending = new Map<number, { resolve: () => void; reject: (err: ConnectError) => void; timer: NodeJS.Timeout | undefined }>();
+
+function call(method: ShardCall["method"], request: unknown, options?: CallOptions, wait = true): Promise<void> {
+  const id = wait ? nextCall++ : 0;
+  send({ type: "call", id, method, context: currentCall(), request, ...(options?.timeoutMs ? { timeoutMs: options.timeoutMs } : {}) });
+  if (!wait) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    // The parent enforces the deadline; this one only guards against a parent that never answers.
+    const timer = options?.timeoutMs ? setTimeout(() => settle({ type: "result", id, error: { code: Code.DeadlineExceeded, message: "the engine's parent did not answer in time" } }), options.timeoutMs + 1000) : undefined;
+    pending.set(id, { resolve, reject, timer });
+  });
+}
+
+function settle(result: CallResult): void {
+  const p = pending.get(result.id);
+  if (!p) return;
+  pending.delete(result.id);
+  clearTimeout(p.timer);
+  if (result.error) p.reject(new ConnectError(result.error.message, result.error.code));
+  else p.resolve();
+}
+
+// PlayMusic is fire-and-forget for the engine: no answer is awaited across the process boundary.
+const music: Client<typeof MusicService> = {
+  playMusic: (request, options) => call("playMusic", request, options, false).then(() => create(PlayMusicResponseSchema, {})),
+};
+const score: Client<typeof ScoreService> = {
+  recordRun: (request, options) => call("recordRun", request, options).then(() => create(RecordRunResponseSchema, {})),
+  getScores: () => Promise.reject(new ConnectError("an engine shard does not read scores", Code.Unimplemented)),
+};
+
+const games = new GameTable({ ...gameTableOptionsFromEnv(process.env), logger });
+const scheduler = new TickScheduler();
+const play = createGameSessionHandler({ games, scheduler, music, score, logger });
+const streams = createWebSocketStreams({
+  routes: {
+    [path]: {
+      kind: "engine",
+      handler: (session) => {
+        play(session);
+        void session.closed.then(() => send({ type: "ended", gameId: session.gameId, over: games.get(session.gameId)?.state.phase === "over" }));
+      },
+    },
+  },
+  // Every session here was admitted by the parent (`adopt`); nothing reaches admission.
+  authorize: () => Promise.reject(new ConnectError("engine shards take no upgrades of their own", Code.Unauthenticated)),
+  logger,
+  limits: streamLimitsFromEnv(process.env),
+});
+
+process.on("message", (message: ToShard, handle?: Socket) => {
+  if (message.type === "result") return settle(message);
+  if (message.type !== "play") return;
+  const { game, principal, upgrade } = message;
+  if (!handle) {
+    logger.error({ event: "shard-game-without-socket", gameId: game.id }, "a game came without its socket");
+    return send({ type: "ended", gameId: game.id, over: false });
+  }
+  try {
+    games.adopt(game);
+  } catch (err) {
+    logger.warn({ event: "shard-game-refused", gameId: game.id, err: (err as Error).message }, "could not take the game");
+    handle.destroy();
+    return send({ type: "ended", gameId: game.id, over: false });
+  }
+  streams.adopt(upgrade, handle, Buffer.from(message.head), { path: message.path, gameId: game.id, principal });
+});
+
+// The parent is gone (even if killed): so is this shard.
+process.on("disconnect", () => {
+  scheduler.stop();
+  void streams.close().finally(() => process.exit(0));
+});
+
+logger.info({ event: "engine-shard-ready", shard: index }, "engine shard ready");
+send({ type: "ready" });
