@@ -41,16 +41,28 @@ export interface EngineRow {
   readonly backToBack?: number;
   /** JS heap bytes allocated per tick frame during the measurement. */
   readonly allocBytesPerFrame?: number;
-  /** The client link of a stream row. */
+  /** The client link of a stream row, and how its server ran (`LinkVariant.name`). */
   readonly link?: StreamLink;
+  readonly variant?: string;
   /** Loopback bytes (both directions, headers included) ÷ frames received. */
   readonly wireBytesPerFrame?: number | null;
   /** False for a row measured only for the link table (it does not count for the maximum). */
   readonly counted?: boolean;
 }
 
-/** The client links section 3b compares. */
-export const LINKS: readonly StreamLink[] = ["webtransport", "websocket"];
+/** The client links section 3b compares, and whether the server plays a link's games on shard processes (FLAPLAB_ENGINE_SHARDS). */
+export interface LinkVariant {
+  readonly name: string;
+  readonly link: StreamLink;
+  readonly shards: number;
+}
+
+const SHARDS = Math.max(2, availableParallelism());
+export const LINK_VARIANTS: readonly LinkVariant[] = [
+  { name: "webtransport", link: "webtransport", shards: 0 },
+  { name: "websocket", link: "websocket", shards: 0 },
+  { name: `websocket, ${SHARDS} shards`, link: "websocket", shards: SHARDS },
+];
 
 const FULL = {
   memory: [1000, 2000, 4000, 6000, 8000, 10_000, 12_000],
@@ -161,11 +173,11 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   let server: Child | undefined;
   let clients: Child | undefined;
   try {
-    for (const link of LINKS) {
+    for (const { name: variant, link, shards } of LINK_VARIANTS) {
       // Fresh processes per link: one link's garbage must not be collected in the other's steps.
       const srv = (server = await startChild("stream-server.ts", ["--expose-gc"]));
       const cli = (clients = await startChild("stream-clients.ts"));
-      const info = await srv.request<StreamServerInfo>({ type: "start", keysDir: dir });
+      const info = await srv.request<StreamServerInfo>({ type: "start", keysDir: dir, shards }, 60_000);
       const step = async (games: number, stepping: boolean): Promise<boolean> => {
         const made = await srv.request<StreamGame[]>({ type: "games", count: games, prefix: `${link}-${games}` });
         const url = link === "websocket" ? info.wsUrl : info.url;
@@ -184,9 +196,9 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
         const closes = Object.entries(c.closedByServer).map(([k, v]) => `${v}× "${k}"`).join(", ");
         const note = [opened.failed > 0 ? `${opened.failed} failed to open (${opened.firstError})` : "", closes ? `closed: ${closes}` : "", stepping ? "" : "link table only"].filter(Boolean).join("; ");
         const wireBytesPerFrame = wire0 !== null && wire1 !== null && c.frames > 0 ? (wire1 - wire0) / c.frames : null;
-        rows.push({ transport: "stream", link, games, lateness: s.lateness, ticks: s.ticks, skipped: s.skipped, lost, cpuPerFrameUs: s.ticks > 0 ? s.cpuUs / s.ticks : null, pass, note, client: c, gc: s.gc, longestBurstMs: s.longestBurstMs, backToBack: s.backToBack, wireBytesPerFrame, counted: stepping });
+        rows.push({ transport: "stream", link, variant, games, lateness: s.lateness, ticks: s.ticks, skipped: s.skipped, lost, cpuPerFrameUs: s.ticks > 0 ? s.cpuUs / s.ticks : null, pass, note, client: c, gc: s.gc, longestBurstMs: s.longestBurstMs, backToBack: s.backToBack, wireBytesPerFrame, counted: stepping });
         opts.log(
-          `  engine ${link} ${games} games (opened in ${(opened.openMs / 1000).toFixed(1)} s): lateness p50 ${sig(s.lateness.p50)} p99 ${sig(s.lateness.p99)} µs, ` +
+          `  engine ${variant} ${games} games (opened in ${(opened.openMs / 1000).toFixed(1)} s): lateness p50 ${sig(s.lateness.p50)} p99 ${sig(s.lateness.p99)} µs, ` +
             `${sig(s.ticks > 0 ? s.cpuUs / s.ticks : null)} µs server CPU/frame, ${sig(wireBytesPerFrame)} loopback B/frame, ` +
             `frame gap p99 ${sig(c.interArrivalStats.p99)} ms, input→ack median ${sig(c.inputToAck.median)} ms${note ? `; ${note}` : ""}`,
         );
@@ -206,19 +218,20 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   }
 
   const counted = rows.filter((r) => r.counted !== false);
-  const maxOf = (t: EngineRow["transport"], link?: StreamLink) =>
-    Math.max(0, ...counted.filter((r) => r.transport === t && r.pass && (link === undefined || r.link === link)).map((r) => r.games));
+  const maxOf = (t: EngineRow["transport"], variant?: string) =>
+    Math.max(0, ...counted.filter((r) => r.transport === t && r.pass && (variant === undefined || r.variant === variant)).map((r) => r.games));
   const memMax = maxOf("memory");
   const shardMax = maxOf("sharded");
-  const streamMaxOf = Object.fromEntries(LINKS.map((l) => [l, maxOf("stream", l)])) as Record<StreamLink, number>;
+  const variants = LINK_VARIANTS.map((v) => v.name);
+  const streamMaxOf: Record<string, number> = Object.fromEntries(variants.map((v) => [v, maxOf("stream", v)]));
   const streamMax = Math.max(...Object.values(streamMaxOf));
-  const bestLink = LINKS.find((l) => streamMaxOf[l] === streamMax) ?? LINKS[0];
+  const bestLink = variants.find((v) => streamMaxOf[v] === streamMax) ?? variants[0];
   const firstOf = (t: EngineRow["transport"]) => Math.min(...counted.filter((r) => r.transport === t).map((r) => r.games));
   const lastTried = (t: EngineRow["transport"], all: readonly number[]) => counted.some((r) => r.transport === t && r.pass && r.games === all[all.length - 1]);
   const memText = memMax === 0 ? `< ${firstOf("memory")}` : `${count(memMax)}${lastTried("memory", plan.memory) ? "+" : ""}`;
   const shardText = shardMax === 0 ? `< ${firstOf("sharded")}` : `${count(shardMax)}${lastTried("sharded", plan.sharded) ? "+" : ""}`;
   const streamText = streamMax === 0 ? `< ${firstOf("stream")}` : `${count(streamMax)}${lastTried("stream", plan.stream) ? "+" : ""} (${bestLink})`;
-  const linkText = LINKS.map((l) => `${l} ${streamMaxOf[l] === 0 ? `< ${Math.min(...plan.stream, ...plan.streamBelow)}` : count(streamMaxOf[l])}`).join(", ");
+  const linkText = variants.map((v) => `${v} ${streamMaxOf[v] === 0 ? `< ${Math.min(...plan.stream, ...plan.streamBelow)}` : count(streamMaxOf[v]!)}`).join(", ");
   const gamesPerCore = 1e9 / coreNs / (1000 / 33);
   const memRow = rows.find((r) => r.transport === "memory" && r.games === memMax) ?? rows.find((r) => r.transport === "memory");
   const gcRow = rows.find((r) => r.transport === "memory" && r.games === GC_GOAL_GAMES);
@@ -240,20 +253,20 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
     { section: "3b", goal: `≥ ${STREAM_GOAL} games over a real stream link with p99 lateness ≤ 2 ms`, measured: `${streamText}; ${linkText}`, met: streamMax >= STREAM_GOAL },
   ];
   const order = { floor: 0, memory: 1, sharded: 2, stream: 3 } as const;
-  const linkRank = (r: EngineRow): number => (r.link ? LINKS.indexOf(r.link) : -1);
+  const linkRank = (r: EngineRow): number => (r.variant ? variants.indexOf(r.variant) : -1);
   const label = (r: EngineRow): string =>
-    r.transport === "stream" ? `stream server → clients, ${r.link}` : { floor: "timer floor (100 idle tasks)", memory: "in memory", sharded: "in memory, sharded" }[r.transport];
+    r.transport === "stream" ? `stream server → clients, ${r.variant}` : { floor: "timer floor (100 idle tasks)", memory: "in memory", sharded: "in memory, sharded" }[r.transport];
   const floorP99 = rows[0]!.lateness.p99;
   // The link table: each link at 1 game, 100 games and the most it held with p99 ≤ 2 ms.
   const linkRows: string[][] = [];
-  for (const link of LINKS) {
-    const at = (games: number) => rows.find((r) => r.transport === "stream" && r.link === link && r.games === games);
-    const picked = [...new Set([1, 100, streamMaxOf[link]])].map(at).filter((r): r is EngineRow => r !== undefined && r.client !== undefined);
+  for (const variant of variants) {
+    const at = (games: number) => rows.find((r) => r.transport === "stream" && r.variant === variant && r.games === games);
+    const picked = [...new Set([1, 100, streamMaxOf[variant]!])].map(at).filter((r): r is EngineRow => r !== undefined && r.client !== undefined);
     for (const r of picked) {
       const c = r.client!;
-      const which = r.games === streamMaxOf[link] ? `${count(r.games)} (max)` : count(r.games);
+      const which = r.games === streamMaxOf[variant] ? `${count(r.games)} (max)` : count(r.games);
       for (const [what, st] of [["frame inter-arrival", c.interArrivalStats], ["input → ack", c.inputToAck]] as const) {
-        linkRows.push([link, which, what, ...STAT_KEYS.map((k) => (k === "samples" ? count(st.samples) : sig(st[k]))), sig(r.cpuPerFrameUs), sig(r.wireBytesPerFrame)]);
+        linkRows.push([variant, which, what, ...STAT_KEYS.map((k) => (k === "samples" ? count(st.samples) : sig(st[k]))), sig(r.cpuPerFrameUs), sig(r.wireBytesPerFrame)]);
       }
     }
   }
@@ -316,7 +329,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
     notes: [
       `Each step starts its games evenly over ${plan.rampMs / 1000} s (so their tick phases spread over the period), waits ${plan.settleMs / 1000} s, then measures ${plan.measureMs / 1000} s. Stepping up stops at the first step over 2 ms; when the first step already fails, smaller counts are tried.`,
       `Games play the easy seed with a flap schedule planned on the physics (survives ≥ 60 s); a client flaps when the frame before the flap's tick arrives. "Lost" = games that ended during the step (a flap arrived a tick late, or a session was closed). "Back-to-back" = a game ticked twice in one scheduler timer callback, so an input sent between those ticks could not be applied in time.`,
-      `In memory: the engine's game session handler, TickScheduler, GameTable and FrameEncoder in one process, with in-memory sessions; CPU µs/frame = process CPU ÷ tick frames. Over streams: the real stream server in one process with the same handler, serving WebTransport (HTTP/2 mapping, the library's Node clients) and plain WebSocket (on an HTTP/1.1 port as the server's RPC port serves it, \`ws\` clients); the clients in another process; CPU is the server process's.`,
+      `In memory: the engine's game session handler, TickScheduler, GameTable and FrameEncoder in one process, with in-memory sessions; CPU µs/frame = process CPU ÷ tick frames. Over streams: the real stream server in one process with the same handler, serving WebTransport (HTTP/2 mapping, the library's Node clients) and plain WebSocket (on an HTTP/1.1 port as the server's RPC port serves it, \`ws\` clients); the clients in another process; CPU is the server process's. "websocket, N shards": the same with the games handed to N engine shard processes (\`@flaplab/engine-shards\`, as FLAPLAB_ENGINE_SHARDS=N does), lateness the worst shard's, CPU the group's process plus its shards.`,
       `Allocation: JS heap bytes allocated ÷ tick frames, from V8's GC statistics (heap used at the end − at the start + what each collection freed, \`v8.GCProfiler\`); in memory it includes the bench client's input messages (one per ≈ 30 frames). GC max: the longest collection pause in the measurement (perf_hooks "gc" entries). Goals: ≤ ${CPU_GOAL_US} µs CPU/frame at the most games in memory that kept p99 ≤ 2 ms; no GC pause > ${GC_GOAL_MS} ms at ${count(GC_GOAL_GAMES)} games.`,
       `Core work = a physics tick + delta frame + size-delimited message in a tight loop, measured in this run (best of 3 rounds); the timer floor is 100 tasks that do nothing, on the same scheduler (what its 1 ms timers and this machine alone give). Go figures are quoted references, not measured here.`,
     ],

@@ -1,6 +1,7 @@
 // Child process for section 3b: the real stream server with the engine's game session handler,
 // over WebTransport (HTTP/2 mapping) and over plain WebSocket.
 import { createGameSessionHandler, GameTable } from "@flaplab/engine";
+import { type EngineShards, type ShardSample, startEngineShards } from "@flaplab/engine-shards";
 import { createStreamAuthorizer, createStreamTicketSigner, createStreamTicketVerifier, loadServiceKeys, type StreamTicketSigner } from "@flaplab/identity";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -17,7 +18,7 @@ import { join } from "node:path";
 import { ENGINE_PATH } from "./stream-path.js";
 
 export type StreamServerRequest =
-  | { type: "start"; keysDir: string }
+  | { type: "start"; keysDir: string; shards?: number }
   | { type: "games"; count: number; prefix: string }
   | { type: "reset"; profile?: boolean }
   | { type: "stats"; profileFile?: string }
@@ -59,12 +60,25 @@ const schedule = findFlapSchedule();
 const games = new GameTable({ maxGames: 20_000, maxGamesPerPlayer: 20_000, idleTtlMs: 3600_000 });
 const scheduler = new MeasuringScheduler();
 let server: StreamServer | undefined;
+let shards: EngineShards | undefined;
 let webSockets: WebSocketStreams | undefined;
 let http: Server | undefined;
 let tickets: StreamTicketSigner | undefined;
 let cpu0 = process.cpuUsage();
 let t0 = performance.now();
 let gc = new GcWatch();
+
+function worstShard(samples: readonly ShardSample[]): Percentiles {
+  const worst = (pick: (x: ShardSample) => number | null) => Math.max(...samples.map((x) => pick(x) ?? 0));
+  return {
+    samples: samples.reduce((a, x) => a + x.ticks, 0),
+    p50: worst((x) => x.latenessUs.p50),
+    p99: worst((x) => x.latenessUs.p99),
+    p999: worst((x) => x.latenessUs.p999),
+    max: worst((x) => x.latenessUs.max),
+    mean: null,
+  };
+}
 
 serveRequests(
   async (req: StreamServerRequest) => {
@@ -79,7 +93,11 @@ serveRequests(
         const logger = pino({ level: "silent" });
         const limits = { maxSessions: 20_000, streamOpenTimeoutMs: 30_000 };
         server = await createStreamServer({ host: "127.0.0.1", port: 0, certificate: await createDevCertificate(), routes, authorize, logger, limits });
-        webSockets = createWebSocketStreams({ routes, authorize, logger, limits });
+        if (req.shards) {
+          // The WebSocket link's games go to shard processes, as FLAPLAB_ENGINE_SHARDS does in the server.
+          shards = await startEngineShards({ count: req.shards, games, music: idleMusic(), score: idleScore(), logger, path: ENGINE_PATH });
+        }
+        webSockets = createWebSocketStreams({ routes, authorize, logger, limits, ...(shards ? { handoff: shards.handoff } : {}) });
         http = createServer((_req, res) => res.writeHead(404).end());
         http.on("upgrade", webSockets.handleUpgrade);
         // As the host's front server does for every connection.
@@ -108,6 +126,7 @@ serveRequests(
         (globalThis as { gc?: () => void }).gc?.();
         if (req.profile) await startProfile();
         scheduler.resetStats();
+        await shards?.sample();
         gc.stop();
         gc = new GcWatch();
         gc.start();
@@ -117,11 +136,15 @@ serveRequests(
       case "stats": {
         const cpu = process.cpuUsage(cpu0);
         if (req.profileFile) await stopProfile(req.profileFile);
+        const sampled = await shards?.sample();
+        const shardCpuUs = (sampled ?? []).reduce((a, x) => a + x.cpuUs, 0);
         return {
-          lateness: scheduler.lateness.summary(),
-          ticks: scheduler.ticks,
+          // With shards: the worst shard's lateness (the p99 of all ticks is at most that), and
+          // the CPU of the group's process and every shard.
+          lateness: sampled ? worstShard(sampled) : scheduler.lateness.summary(),
+          ticks: sampled ? sampled.reduce((a, x) => a + x.ticks, 0) : scheduler.ticks,
           skipped: scheduler.skipped,
-          cpuUs: cpu.user + cpu.system,
+          cpuUs: cpu.user + cpu.system + shardCpuUs,
           wallMs: performance.now() - t0,
           openSessions: (server?.openSessions ?? 0) + (webSockets?.openSessions ?? 0),
           games: games.size,
@@ -137,6 +160,7 @@ serveRequests(
   },
   async () => {
     scheduler.stop();
+    await shards?.close();
     await server?.close();
     await webSockets?.close();
     http?.close();

@@ -87,6 +87,18 @@ describe("engine shards", () => {
     }
     await waitFor("three games on the shards", () => server.shards!.stats().reduce((a, s) => a + s.games, 0) === 3);
     expect(server.shards!.stats().map((s) => s.games).sort()).toEqual([1, 2]);
+    // Each shard measures its own ticks.
+    await server.shards!.sample();
+    await new Promise((r) => setTimeout(r, 300));
+    const samples = await server.shards!.sample();
+    expect(samples.map((x) => x.sessions).sort()).toEqual([1, 2]);
+    expect(samples.map((x) => x.pid).sort()).toEqual(server.shards!.stats().map((x) => x.pid).sort());
+    for (const x of samples) {
+      // About 9 ticks a game in 300 ms.
+      expect(x.ticks).toBeGreaterThanOrEqual(5 * x.sessions);
+      expect(x.latenessUs.p50).not.toBeNull();
+      expect(x.cpuUs).toBeGreaterThan(0);
+    }
     // The group's own handler sees the game is played elsewhere, on either link.
     const second = await openLink(games[0]!.engineWsUrl, ticket(games[0]!));
     expect(await second.closed).toMatchObject({ code: CloseCode.AlreadyConnected });

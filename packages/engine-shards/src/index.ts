@@ -1,3 +1,3 @@
 export { ENGINE_SHARDS_ENV, EngineShardsConfigError, engineShardsFromEnv, startEngineShards } from "./pool.js";
 export type { EngineShards, EngineShardsOptions, ShardStats } from "./pool.js";
-export type { FromShard, ToShard } from "./protocol.js";
+export type { FromShard, ShardSample, ToShard } from "./protocol.js";

@@ -9,7 +9,7 @@ import type { RecordRunRequest, ScoreService } from "@flaplab/contracts/score/v1
 import type { GameTable } from "@flaplab/engine";
 import type { AdmittedUpgrade } from "@flaplab/streams";
 import type { Logger } from "pino";
-import type { FromShard, PlayGame, ShardCall, ToShard } from "./protocol.js";
+import type { FromShard, PlayGame, ShardCall, ShardSample, ToShard } from "./protocol.js";
 
 /** The variable that turns shards on: a whole number of shard processes, or "auto" (one per core). */
 export const ENGINE_SHARDS_ENV = "FLAPLAB_ENGINE_SHARDS";
@@ -60,6 +60,8 @@ export interface EngineShards {
    */
   handoff(upgrade: AdmittedUpgrade): boolean;
   stats(): readonly ShardStats[];
+  /** What each shard measured since the last sample (tick lateness, CPU, games), and start again. */
+  sample(timeoutMs?: number): Promise<ShardSample[]>;
   close(): Promise<void>;
 }
 
@@ -81,6 +83,8 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
   const { logger, games } = opts;
   let closing = false;
   const shards: Shard[] = [];
+  let nextSample = 1;
+  const samples = new Map<number, (sample: ShardSample) => void>();
 
   const onMessage = (shard: Shard, message: FromShard): void => {
     switch (message.type) {
@@ -94,6 +98,12 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
       case "call":
         void answer(shard, message);
         return;
+      case "sample": {
+        const waiting = samples.get(message.id);
+        samples.delete(message.id);
+        waiting?.(message.sample);
+        return;
+      }
     }
   };
 
@@ -208,6 +218,29 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
         return false;
       }
       return true;
+    },
+    sample(timeoutMs = 10_000) {
+      return Promise.all(
+        shards.map(
+          (shard) =>
+            new Promise<ShardSample>((resolve, reject) => {
+              const id = nextSample++;
+              const timer = setTimeout(() => {
+                samples.delete(id);
+                reject(new Error(`engine shard ${shard.index} sent no sample within ${timeoutMs} ms`));
+              }, timeoutMs);
+              samples.set(id, (s) => {
+                clearTimeout(timer);
+                resolve(s);
+              });
+              if (!send(shard, { type: "sample", id })) {
+                clearTimeout(timer);
+                samples.delete(id);
+                reject(new Error(`engine shard ${shard.index} is not running`));
+              }
+            }),
+        ),
+      );
     },
     stats() {
       return shards.map((s) => ({ index: s.index, pid: s.proc.pid, games: s.games.size, handed: s.handed, restarts: s.restarts }));

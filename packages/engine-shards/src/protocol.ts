@@ -23,7 +23,13 @@ export interface CallResult {
   readonly error?: { readonly code: number; readonly message: string };
 }
 
-export type ToShard = PlayGame | CallResult;
+/** Parent → shard: report what you measured since the last report (and start again). */
+export interface SampleRequest {
+  readonly type: "sample";
+  readonly id: number;
+}
+
+export type ToShard = PlayGame | CallResult | SampleRequest;
 
 /** Shard → parent: started and listening for games. */
 export interface ShardReady {
@@ -51,4 +57,27 @@ export interface GameEnded {
   readonly over: boolean;
 }
 
-export type FromShard = ShardReady | ShardCall | GameEnded;
+/** What one shard measured over an interval. */
+export interface ShardSample {
+  readonly index: number;
+  readonly pid: number;
+  /** Ticks run, and how late they ran (µs past their deadline). */
+  readonly ticks: number;
+  readonly latenessUs: { readonly p50: number | null; readonly p99: number | null; readonly p999: number | null; readonly max: number | null };
+  /** Process CPU (user + system), µs. */
+  readonly cpuUs: number;
+  readonly wallMs: number;
+  /** Games in its table and sessions open now. */
+  readonly games: number;
+  readonly sessions: number;
+  readonly rssBytes: number;
+}
+
+/** Shard → parent: the answer to a `sample`. */
+export interface SampleReply {
+  readonly type: "sample";
+  readonly id: number;
+  readonly sample: ShardSample;
+}
+
+export type FromShard = ShardReady | ShardCall | GameEnded | SampleReply;

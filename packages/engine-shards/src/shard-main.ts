@@ -11,7 +11,8 @@ import { RecordRunResponseSchema, type ScoreService } from "@flaplab/contracts/s
 import { createGameSessionHandler, GameTable, gameTableOptionsFromEnv, TickScheduler } from "@flaplab/engine";
 import { createWebSocketStreams, streamLimitsFromEnv } from "@flaplab/streams";
 import { pino } from "pino";
-import type { CallResult, FromShard, ShardCall, ToShard } from "./protocol.js";
+import { ExactHistogram } from "@flaplab/report-kit/histogram";
+import type { CallResult, FromShard, ShardCall, ShardSample, ToShard } from "./protocol.js";
 
 // argv: the shard's index and the engine's game stream path (the group's process passes them).
 const index = Number(process.argv[2] ?? "0");
@@ -61,6 +62,17 @@ const score: Client<typeof ScoreService> = {
 
 const games = new GameTable({ ...gameTableOptionsFromEnv(process.env), logger });
 const scheduler = new TickScheduler();
+// Every tick's lateness, for `sample`: an HdrHistogram records without allocating.
+const lateness = new ExactHistogram();
+let ticks = 0;
+let since = { cpu: process.cpuUsage(), at: performance.now() };
+const schedule = scheduler.schedule.bind(scheduler);
+scheduler.schedule = (fn, startMs) =>
+  schedule((info) => {
+    ticks++;
+    lateness.record(info.latenessMs > 0 ? info.latenessMs * 1000 : 0);
+    return fn(info);
+  }, startMs);
 const play = createGameSessionHandler({ games, scheduler, music, score, logger });
 const streams = createWebSocketStreams({
   routes: {
@@ -80,6 +92,24 @@ const streams = createWebSocketStreams({
 
 process.on("message", (message: ToShard, handle?: Socket) => {
   if (message.type === "result") return settle(message);
+  if (message.type === "sample") {
+    const cpu = process.cpuUsage(since.cpu);
+    const sample: ShardSample = {
+      index,
+      pid: process.pid,
+      ticks,
+      latenessUs: { p50: lateness.percentile(50), p99: lateness.percentile(99), p999: lateness.percentile(99.9), max: lateness.max },
+      cpuUs: cpu.user + cpu.system,
+      wallMs: performance.now() - since.at,
+      games: games.size,
+      sessions: streams.openSessions,
+      rssBytes: process.memoryUsage().rss,
+    };
+    lateness.reset();
+    ticks = 0;
+    since = { cpu: process.cpuUsage(), at: performance.now() };
+    return send({ type: "sample", id: message.id, sample });
+  }
   if (message.type !== "play") return;
   const { game, principal, upgrade } = message;
   if (!handle) {
