@@ -147,7 +147,7 @@ async function soak(gamesText: string, minutesText: string, out: string | undefi
     checks,
     "",
     "- The engine's game session handler, TickScheduler and GameTable in one process behind the plain WebSocket link; the clients in another process, keeping the games going: each game flaps on the planned schedule until a tick drawn from 200–1200, then stops, so the bird falls and the game ends; a new game takes its place once the engine has sent the summary (recorded) and closed the session normally.",
-    "- Lost: a game that ended any other way (closed with another code, no summary, not recorded, or could not start). Late ticks: ticks more than 2 ms after their deadline. RSS, heap and FDs: the engine process at the end of each interval; CPU: the engine process's share of one core.",
+    "- Lost: a game that ended any other way (closed with another code, no summary, or not recorded). Not started: new games the server could not make (a failed POST /games, retried after 1 s), which are no games lost. Late ticks: ticks more than 2 ms after their deadline. RSS, heap and FDs: the engine process at the end of each interval; CPU: the engine process's share of one core.",
     "",
   ].join("\n");
   process.stdout.write(`${md}\n`);

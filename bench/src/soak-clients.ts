@@ -22,6 +22,9 @@ export interface SoakClientsSample {
   /** Games that ended any other way (or never opened), by reason. */
   readonly lost: number;
   readonly lostReasons: Readonly<Record<string, number>>;
+  /** New games the server could not make (not games lost), by error. */
+  readonly startFailed: number;
+  readonly startFailures: Readonly<Record<string, number>>;
 }
 
 const flaps = new Set(findFlapSchedule().flapTicks);
@@ -38,6 +41,8 @@ let started = 0;
 let finished = 0;
 let lost = 0;
 let lostReasons: Record<string, number> = {};
+let startFailed = 0;
+let startFailures: Record<string, number> = {};
 const sockets = new Set<WebSocket>();
 /** A seeded generator, so that two soaks plan the same game lengths. */
 let state = 1;
@@ -102,12 +107,16 @@ async function slot(first: { id: string; ticket: string }): Promise<void> {
   let game: { id: string; ticket: string } | undefined = first;
   while (running && game) {
     await play(game);
-    if (!running) return;
-    try {
-      game = (await newGames(1))[0];
-    } catch (err) {
-      lose(`could not start a game: ${(err as Error).message}`);
-      await new Promise((r) => setTimeout(r, 1000));
+    game = undefined;
+    // A game that could not be made is no game lost: it is counted apart, and tried again.
+    while (running && !game) {
+      try {
+        game = (await newGames(1))[0];
+      } catch (err) {
+        startFailed++;
+        startFailures[(err as Error).message] = (startFailures[(err as Error).message] ?? 0) + 1;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
     }
   }
 }
@@ -133,11 +142,13 @@ serveRequests(async (req: SoakClientsRequest) => {
       return null;
     }
     case "sample": {
-      const sample: SoakClientsSample = { open, started, finished, lost, lostReasons };
+      const sample: SoakClientsSample = { open, started, finished, lost, lostReasons, startFailed, startFailures };
       started = 0;
       finished = 0;
       lost = 0;
       lostReasons = {};
+      startFailed = 0;
+      startFailures = {};
       return sample;
     }
     case "stop": {

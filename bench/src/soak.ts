@@ -75,7 +75,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
       samples.push({ index: i, server: s, clients: c });
       opts.log(
         `soak: ${i}/${intervals}  RSS ${sig(s.rssBytes / MiB)} MiB  heap ${sig(s.heapUsedBytes / MiB)} MiB  fds ${s.fds}  open ${c.open}  ` +
-          `started ${c.started}  finished ${c.finished}  lost ${c.lost}  late ticks ${count(s.lateTicks)} of ${count(s.ticks)}  p99 ${sig((s.latenessP99Us ?? 0) / 1000)} ms`,
+          `started ${c.started}  finished ${c.finished}  lost ${c.lost}  not started ${c.startFailed}  late ticks ${count(s.lateTicks)} of ${count(s.ticks)}  p99 ${sig((s.latenessP99Us ?? 0) / 1000)} ms`,
       );
     }
     await clients.request({ type: "stop" }, 30_000);
@@ -92,22 +92,27 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
   const finished = samples.reduce((a, s) => a + s.clients.finished, 0);
   const reasons: Record<string, number> = {};
   for (const s of samples) for (const [k, v] of Object.entries(s.clients.lostReasons)) reasons[k] = (reasons[k] ?? 0) + v;
+  const notStarted = samples.reduce((a, s) => a + s.clients.startFailed, 0);
+  const startErrors: Record<string, number> = {};
+  for (const s of samples) for (const [k, v] of Object.entries(s.clients.startFailures)) startErrors[k] = (startErrors[k] ?? 0) + v;
+  const startText = notStarted > 0 ? `; ${count(notStarted)} new games could not be made (${Object.entries(startErrors).map(([k, v]) => `${v}× ${k}`).join(", ")})` : "";
   const pct = (x: number) => `${sig(x * 100, 2)} %`;
   const checks = [
     { check: `RSS flat within ±${FLAT_TOLERANCE * 100} % after the warm-up`, measured: `median ${sig(rss.median / MiB)} MiB, widest ${pct(rss.deviation)}`, met: rss.met },
-    { check: "no game lost", measured: `${count(lost)} lost of ${count(finished + lost)} ended${lost > 0 ? ` (${Object.entries(reasons).map(([k, v]) => `${v}× ${k}`).join(", ")})` : ""}`, met: lost === 0 },
+    { check: "no game lost", measured: `${count(lost)} lost of ${count(finished + lost)} ended${lost > 0 ? ` (${Object.entries(reasons).map(([k, v]) => `${v}× ${k}`).join(", ")})` : ""}${startText}`, met: lost === 0 },
     { check: `file descriptors flat within ±${FLAT_TOLERANCE * 100} % after the warm-up`, measured: `median ${count(fds.median)}, widest ${pct(fds.deviation)}`, met: fds.met },
   ];
   const unit = opts.intervalMs === 60_000 ? "Minute" : `Interval (${opts.intervalMs / 1000} s)`;
   const table: Table = {
-    headers: [unit, "Open games", "Started", "Finished", "Lost", "Ticks", "Late ticks (> 2 ms)", "p99 lateness ms", "GC max ms", "CPU %", "RSS MiB", "Heap MiB", "FDs"],
-    align: ["r", "r", "r", "r", "r", "r", "r", "r", "r", "r", "r", "r", "r"],
+    headers: [unit, "Open games", "Started", "Finished", "Lost", "Not started", "Ticks", "Late ticks (> 2 ms)", "p99 lateness ms", "GC max ms", "CPU %", "RSS MiB", "Heap MiB", "FDs"],
+    align: ["r", "r", "r", "r", "r", "r", "r", "r", "r", "r", "r", "r", "r", "r"],
     rows: samples.map(({ index, server: s, clients: c }) => [
       `${index}${index <= opts.warmupIntervals ? " (warm-up)" : ""}`,
       count(c.open),
       count(c.started),
       count(c.finished),
       count(c.lost),
+      count(c.startFailed),
       count(s.ticks),
       count(s.lateTicks),
       sig((s.latenessP99Us ?? 0) / 1000),

@@ -1,40 +1,27 @@
-import { rm } from "node:fs/promises";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
 import { Sound, SoundClipSchema, type SoundClip } from "@flaplab/contracts/music/v1/music_pb";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
 import { CloseCode, DelimitedDecoder } from "@flaplab/game-stream";
-import { loadTopology } from "@flaplab/runtime";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startServer, type RunningServer } from "../src/server.js";
-import { topologyOnFreePorts } from "./helpers.js";
+import type { RunningServer } from "../src/server.js";
+import { startMonolith } from "./helpers.js";
 import { EASY_FLAP_TICKS, EASY_SEED, input, type Link, openLink, playOver, startGame as startGameAs } from "./ws-client.js";
 
 // A monolith whose engine plays its WebSocket games on two shard processes (FLAPLAB_ENGINE_SHARDS).
 let server: RunningServer;
-let dir: string;
 let baseUrl: string;
 let token: string;
+let stop: () => Promise<void>;
 
 beforeAll(async () => {
-  const topo = await topologyOnFreePorts("monolith");
-  dir = topo.dir;
-  process.env["FLAPLAB_ENGINE_SHARDS"] = "2";
-  try {
-    server = await startServer({ topology: await loadTopology(topo.file), group: "monolith", dataDir: dir, logger: pino({ level: "silent" }) });
-  } finally {
-    delete process.env["FLAPLAB_ENGINE_SHARDS"];
-  }
-  baseUrl = `http://127.0.0.1:${server.port}`;
-  const auth = createClient(AuthService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
-  token = (await auth.register({ username: "sharded", password: "a long enough password" })).session!.token;
+  const monolith = await startMonolith(["sharded"], { FLAPLAB_ENGINE_SHARDS: "2" });
+  ({ server, baseUrl, stop } = monolith);
+  token = monolith.tokens[0]!;
 }, 60_000);
 
 afterAll(async () => {
-  await server?.stop();
-  await rm(dir, { recursive: true, force: true });
+  await stop?.();
 });
 
 const startGame = (seed?: bigint) => startGameAs(baseUrl, token, seed);

@@ -1,5 +1,12 @@
-import { readFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { resolve } from "node:path";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { repositoryTopologyOnFreePorts as topologyOnFreePorts } from "@flaplab/deployment";
+import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
+import { loadTopology } from "@flaplab/runtime";
+import { pino } from "pino";
+import { type RunningServer, startServer } from "../src/server.js";
 
 export const REPO = resolve(import.meta.dirname, "../../..");
 
@@ -14,4 +21,37 @@ export async function readCallLog(file: string): Promise<Array<Record<string, un
     .filter((l) => l.trim() !== "")
     .map((l) => JSON.parse(l) as Record<string, unknown>)
     .filter((r) => r["msg"] === "rpc");
+}
+
+/** A monolith on free ports, with `usernames` registered: their tokens in that order. */
+export async function startMonolith(
+  usernames: readonly string[],
+  env: Readonly<Record<string, string>> = {},
+): Promise<{ server: RunningServer; baseUrl: string; tokens: string[]; stop(): Promise<void> }> {
+  const topo = await topologyOnFreePorts("monolith");
+  // The server reads FLAPLAB_* variables while it starts.
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  let server: RunningServer;
+  try {
+    server = await startServer({ topology: await loadTopology(topo.file), group: "monolith", dataDir: topo.dir, logger: pino({ level: "silent" }) });
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+  const baseUrl = `http://127.0.0.1:${server.port}`;
+  const auth = createClient(AuthService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
+  const tokens: string[] = [];
+  for (const username of usernames) tokens.push((await auth.register({ username, password: "a long enough password" })).session!.token);
+  return {
+    server,
+    baseUrl,
+    tokens,
+    async stop() {
+      await server.stop();
+      await rm(topo.dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -2,11 +2,11 @@ import { type ChildProcess, fork } from "node:child_process";
 import { availableParallelism } from "node:os";
 import type { Socket } from "node:net";
 import { fileURLToPath } from "node:url";
-import { type Client, ConnectError } from "@connectrpc/connect";
+import { ConnectError } from "@connectrpc/connect";
 import { runInCall } from "@flaplab/component";
-import type { MusicService, PlayMusicRequest } from "@flaplab/contracts/music/v1/music_pb";
-import type { RecordRunRequest, ScoreService } from "@flaplab/contracts/score/v1/score_pb";
-import type { GameTable } from "@flaplab/engine";
+import type { PlayMusicRequest } from "@flaplab/contracts/music/v1/music_pb";
+import type { RecordRunRequest } from "@flaplab/contracts/score/v1/score_pb";
+import type { GameSessionDeps } from "@flaplab/engine";
 import type { AdmittedUpgrade } from "@flaplab/streams";
 import type { Logger } from "pino";
 import type { FromShard, PlayGame, ShardCall, ShardSample, ToShard } from "./protocol.js";
@@ -28,13 +28,12 @@ export function engineShardsFromEnv(env: NodeJS.ProcessEnv): number {
   return n;
 }
 
-export interface EngineShardsOptions {
+/**
+ * `games`: the group's table (StartGame puts games there; each is detached to the shard that plays
+ * it); `music` and `score`: the engine's clients, which make the shards' PlayMusic and RecordRun calls.
+ */
+export interface EngineShardsOptions extends Pick<GameSessionDeps, "games" | "music" | "score"> {
   readonly count: number;
-  /** The group's game table: StartGame puts games here; each is detached to the shard that plays it. */
-  readonly games: GameTable;
-  /** The engine's clients: the shards' PlayMusic and RecordRun calls are made with them. */
-  readonly music: Client<typeof MusicService>;
-  readonly score: Client<typeof ScoreService>;
   readonly logger: Logger;
   /** The engine's game stream path (the route the shards serve). */
   readonly path: string;

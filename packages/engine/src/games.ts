@@ -57,19 +57,7 @@ type MutableGame = { -readonly [K in keyof Game]: Game[K] };
  * IPC serialization carry), to move it to another process: `GameTable.detach` makes one,
  * `GameTable.adopt` plays it on.
  */
-export interface GameSnapshot {
-  readonly id: string;
-  readonly owner: GameOwner;
-  readonly seed: bigint;
-  readonly state: GameState;
-  readonly createdAtMs: number;
-  readonly startedAtMs: number | undefined;
-  readonly finishedAtMs: number | undefined;
-  readonly lastActivityMs: number;
-  readonly lastInputSeq: number;
-  readonly reflectedSeq: number;
-  readonly inputs: readonly InputRecord[];
-}
+export type GameSnapshot = Omit<Game, "inputs"> & { readonly inputs: readonly InputRecord[] };
 
 export interface NewGame {
   readonly id: string;

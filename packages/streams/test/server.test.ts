@@ -1,51 +1,35 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CloseCode, type SessionHandler, type StreamSession } from "@flaplab/game-stream";
-import { createSigner, createVerifier, loadOrCreateKeys } from "@flaplab/identity";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createDevCertificate, createStreamServer, loadOrCreateDevCertificate, loadWebTransport, tokenAuthorizer, type StreamServer } from "../src/index.js";
+import { createDevCertificate, createStreamServer, loadOrCreateDevCertificate, loadWebTransport, type StreamServer } from "../src/index.js";
+import { echoRoute, testPlayer } from "./fixtures.js";
 
 let server: StreamServer;
+let player: Awaited<ReturnType<typeof testPlayer>>;
 let dir: string;
 let token: string;
 const sessions: StreamSession[] = [];
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "flaplab-streams-"));
-  const keys = await loadOrCreateKeys(dir);
-  token = (await createSigner({ privateKey: keys.privateKey }).sign("alice")).token;
+  player = await testPlayer("alice");
+  dir = player.dir;
+  token = player.token;
   server = await createStreamServer({
     host: "127.0.0.1",
     port: 0,
     certificate: await createDevCertificate(),
-    authorize: tokenAuthorizer(createVerifier({ publicKey: keys.publicKey })),
+    authorize: player.authorize,
     logger: pino({ level: "silent" }),
     routes: {
-      "/echo": {
-        kind: "echo",
-        handler: (session) => {
-          sessions.push(session);
-          void (async () => {
-            for await (const chunk of session.incoming) {
-              const text = new TextDecoder().decode(chunk);
-              if (text === "bye") {
-                session.close(4000 + 42, "asked to leave");
-                return;
-              }
-              session.send(new TextEncoder().encode(`${session.principal.username}:${session.gameId}:${text}`));
-            }
-          })();
-        },
-      },
+      "/echo": echoRoute(sessions),
     },
   });
 }, 30_000);
 
 afterAll(async () => {
   await server?.close();
-  await rm(dir, { recursive: true, force: true });
+  await player?.remove();
 });
 
 async function open(query: string, path = "/echo") {
@@ -107,18 +91,17 @@ describe("stream server", () => {
 describe("stream server limits and containment", () => {
   let limited: StreamServer;
   let lateSend: boolean | undefined;
-  let keysDir: string;
+  let bob: Awaited<ReturnType<typeof testPlayer>>;
   let tok: string;
 
   beforeAll(async () => {
-    keysDir = await mkdtemp(join(tmpdir(), "flaplab-streams-limits-"));
-    const keys = await loadOrCreateKeys(keysDir);
-    tok = (await createSigner({ privateKey: keys.privateKey }).sign("bob")).token;
+    bob = await testPlayer("bob");
+    tok = bob.token;
     limited = await createStreamServer({
       host: "127.0.0.1",
       port: 0,
       certificate: await createDevCertificate(),
-      authorize: tokenAuthorizer(createVerifier({ publicKey: keys.publicKey })),
+      authorize: bob.authorize,
       logger: pino({ level: "silent" }),
       limits: { maxSessions: 2, idleTimeoutMs: 400, streamOpenTimeoutMs: 400 },
       routes: {
@@ -144,7 +127,7 @@ describe("stream server limits and containment", () => {
 
   afterAll(async () => {
     await limited?.close();
-    await rm(keysDir, { recursive: true, force: true });
+    await bob?.remove();
   });
 
   async function session(path: string) {

@@ -1,52 +1,29 @@
 import { createServer, type Server } from "node:http";
 import { connect } from "node:net";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { CloseCode, type StreamSession } from "@flaplab/game-stream";
-import { createSigner, createVerifier, loadOrCreateKeys } from "@flaplab/identity";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { createWebSocketStreams, tokenAuthorizer, type WebSocketStreams } from "../src/index.js";
+import { createWebSocketStreams, type WebSocketStreams } from "../src/index.js";
+import { echoRoute, testPlayer } from "./fixtures.js";
 
 let http: Server;
 let streams: WebSocketStreams;
-let dir: string;
+let player: Awaited<ReturnType<typeof testPlayer>>;
 let token: string;
 let base: string;
 const sessions: StreamSession[] = [];
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "flaplab-ws-"));
-  const keys = await loadOrCreateKeys(dir);
-  token = (await createSigner({ privateKey: keys.privateKey }).sign("alice")).token;
+  player = await testPlayer();
+  token = player.token;
   streams = createWebSocketStreams({
-    authorize: tokenAuthorizer(createVerifier({ publicKey: keys.publicKey })),
+    authorize: player.authorize,
     logger: pino({ level: "silent" }),
     limits: { maxSessions: 3 },
     maxMessageBytes: 1024,
     routes: {
-      "/echo": {
-        kind: "echo",
-        handler: (session) => {
-          sessions.push(session);
-          void (async () => {
-            const reused = new Uint8Array(64);
-            for await (const chunk of session.incoming) {
-              const text = new TextDecoder().decode(chunk);
-              if (text === "bye") return session.close(4042, "asked to leave");
-              if (text === "over") return session.close(CloseCode.Normal, "game over");
-              if (text === "throw") throw new Error("handler broke");
-              // sendFrom: the range is copied before it returns, so the buffer is overwritten at once.
-              const reply = new TextEncoder().encode(`${session.principal.username}:${session.gameId}:${text}`);
-              reused.set(reply, 3);
-              session.sendFrom(reused, 3, 3 + reply.length);
-              reused.fill(0);
-            }
-          })().catch(() => session.close(CloseCode.Internal, "internal error"));
-        },
-      },
+      "/echo": echoRoute(sessions, "sendFrom"),
       "/throws": {
         kind: "echo",
         handler: () => {
@@ -66,7 +43,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await streams?.close();
   await new Promise((r) => http?.close(r));
-  await rm(dir, { recursive: true, force: true });
+  await player?.remove();
 });
 
 function open(query: string, path = "/echo"): WebSocket {
