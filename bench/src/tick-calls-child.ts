@@ -3,7 +3,6 @@
 // component in this process (direct, the monolith) or to another process (networked).
 import type { Client } from "@connectrpc/connect";
 import type { Principal } from "@flaplab/component";
-import { ClientInputSchema } from "@flaplab/contracts/engine/v1/stream_pb";
 import type { MusicService } from "@flaplab/contracts/music/v1/music_pb";
 import { createGameSessionHandler, GameTable } from "@flaplab/engine";
 import { MemoryStreamSession } from "@flaplab/game-stream/testing";
@@ -11,7 +10,7 @@ import { createMusic, createMusicStreams, musicComponent } from "@flaplab/music"
 import { createRuntime, type Runtime } from "@flaplab/runtime";
 import { findFlapSchedule } from "./autopilot.js";
 import { serveRequests } from "./child.js";
-import { idleMusic, idleScore, MeasuringScheduler, silentLogger } from "./engine-harness.js";
+import { clientInput, idleMusic, idleScore, MeasuringScheduler, silentLogger } from "./engine-harness.js";
 import { Hist, type Percentiles } from "./hist.js";
 import { startProfile, stopProfile } from "./inspector-profile.js";
 import { benchKeys, inProcessTopology, musicTopology } from "./rpc-fixture.js";
@@ -113,7 +112,7 @@ async function step(req: TickCallsRequest): Promise<TickCallsResult> {
     let sentAt = 0;
     const input = () => {
       sentAt = performance.now();
-      session.pushMessage(ClientInputSchema, { seq: ++seq, clientTimeMs: 0 });
+      session.push(clientInput(++seq));
     };
     const session: MemoryStreamSession = new MemoryStreamSession({
       gameId: id,

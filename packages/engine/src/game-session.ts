@@ -2,8 +2,6 @@ import { create } from "@bufbuild/protobuf";
 import { type CallOptions, type Client, Code, ConnectError } from "@connectrpc/connect";
 import { type CallContext, type Principal, runInCall } from "@flaplab/component";
 import {
-  type ClientInput,
-  ClientInputSchema,
   GameStreamMessageSchema,
   GameSummarySchema,
 } from "@flaplab/contracts/engine/v1/stream_pb";
@@ -11,7 +9,7 @@ import { type MusicService, Sound } from "@flaplab/contracts/music/v1/music_pb";
 import type { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
 import {
   CloseCode,
-  DelimitedDecoder,
+  ClientInputReader,
   FrameEncoder,
   FrameWriter,
   type SessionHandler,
@@ -180,6 +178,8 @@ class GameStream {
     };
     this.lastSeq = game.lastInputSeq;
     this.inputCredit = config.maxInputBurst;
+    const call = (verb: "Tick" | "HandleInput"): CallContext => ({ component: "engine", verb, principal: this.principal, gameId: game.id });
+    this.calls = { Tick: call("Tick"), HandleInput: call("HandleInput") };
   }
 
   start(): void {
@@ -193,8 +193,11 @@ class GameStream {
     return this.game.id;
   }
 
+  /** The context of the calls this game makes, one per verb, made once. */
+  private readonly calls: Readonly<Record<"Tick" | "HandleInput", CallContext>>;
+
   private call(verb: "Tick" | "HandleInput"): CallContext {
-    return { component: "engine", verb, principal: this.principal, gameId: this.gameId };
+    return this.calls[verb];
   }
 
   private close(code: number, reason: string): void {
@@ -209,7 +212,12 @@ class GameStream {
    * every young-generation collection.
    */
   private read(): void {
-    const decoder = new DelimitedDecoder(ClientInputSchema, this.config.maxInputBytes);
+    // Inputs are read as (seq, time), with no message object per press (ClientInputReader).
+    const reader = new ClientInputReader(this.config.maxInputBytes);
+    const onInput = (seq: number, clientTimeMs: number): boolean => {
+      this.onInput(seq, clientTimeMs);
+      return !this.closed;
+    };
     const chunks = this.session.incoming[Symbol.asyncIterator]();
     const failed = (err: unknown): void => {
       if (this.closed) return;
@@ -219,7 +227,7 @@ class GameStream {
     const step = (next: IteratorResult<Uint8Array>): void => {
       if (next.done || this.closed) return;
       try {
-        this.onChunk(decoder, next.value);
+        this.onChunk(reader, next.value, onInput);
       } catch (err) {
         failed(err);
         return;
@@ -229,22 +237,16 @@ class GameStream {
     chunks.next().then(step, failed);
   }
 
-  private onChunk(decoder: DelimitedDecoder<typeof ClientInputSchema>, chunk: Uint8Array): void {
-    let inputs: ClientInput[];
+  private onChunk(reader: ClientInputReader, chunk: Uint8Array, onInput: (seq: number, clientTimeMs: number) => boolean): void {
     try {
-      inputs = decoder.push(chunk);
+      reader.push(chunk, onInput);
     } catch (err) {
       if (!(err instanceof StreamProtocolError)) throw err;
       this.close(err.kind === "too-large" ? CloseCode.TooLarge : CloseCode.Malformed, err.message);
-      return;
-    }
-    for (const input of inputs) {
-      this.onInput(input);
-      if (this.closed) return;
     }
   }
 
-  private onInput(input: ClientInput): void {
+  private onInput(seq: number, clientTimeMs: number): void {
     if (this.over || this.game.state.phase === "over") {
       this.close(CloseCode.GameOver, "input after game over");
       return;
@@ -253,25 +255,22 @@ class GameStream {
       this.close(CloseCode.TooManyInputs, `too many inputs: more than ${this.config.maxInputBurst} at once or one per tick`);
       return;
     }
-    if (input.seq <= this.lastSeq) {
-      this.close(CloseCode.Malformed, `input seq ${input.seq} is not after ${this.lastSeq}: seq must strictly increase`);
+    if (seq <= this.lastSeq) {
+      this.close(CloseCode.Malformed, `input seq ${seq} is not after ${this.lastSeq}: seq must strictly increase`);
       return;
     }
-    this.lastSeq = input.seq;
+    this.lastSeq = seq;
     if (this.config.games.get(this.gameId) !== this.game) {
       this.close(CloseCode.Internal, `game ${this.gameId} is no longer in the engine`);
       return;
     }
-    const result = this.config.games.input(this.gameId, this.game.owner.username, {
-      seq: input.seq,
-      clientTimeMs: input.clientTimeMs,
-    });
+    const result = this.config.games.input(this.gameId, this.game.owner.username, { seq, clientTimeMs });
     if (result.effect === "started") {
       this.startTicking();
     } else if (result.effect === "flap") {
       // The flap is in the state now: tell the client first, then start its sound.
-      if (this.encoder.writeAck(this.game.state, input.seq, this.config.writer) > 0) this.sendWritten("ack");
-      this.playMusic("HandleInput", Sound.FLAP, input.seq, result.tick);
+      if (this.encoder.writeAck(this.game.state, seq, this.config.writer) > 0) this.sendWritten("ack");
+      this.playMusic("HandleInput", Sound.FLAP, seq, result.tick);
     }
   }
 

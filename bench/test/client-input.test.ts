@@ -1,0 +1,13 @@
+import { create } from "@bufbuild/protobuf";
+import { ClientInputSchema } from "@flaplab/contracts/engine/v1/stream_pb";
+import { encodeDelimited } from "@flaplab/game-stream";
+import { describe, expect, it } from "vitest";
+import { clientInput } from "../src/engine-harness.js";
+
+describe("the in-memory client's inputs", () => {
+  it("are byte for byte what encodeDelimited makes of ClientInput { seq }", () => {
+    for (const seq of [0, 1, 127, 128, 300, 16_383, 16_384, 2 ** 21, 2 ** 31, 2 ** 32 - 1]) {
+      expect([...clientInput(seq)], `seq ${seq}`).toEqual([...encodeDelimited(ClientInputSchema, create(ClientInputSchema, { seq, clientTimeMs: 0 }))]);
+    }
+  });
+});
