@@ -246,9 +246,11 @@ describe("GameTable per-player limit", () => {
 
 describe("GameTable.detach, adopt and release: a game moved to another process", () => {
   it("moves a started game with its state and input log; the new table plays it on exactly as the old would have", () => {
-    const home = new GameTable({ maxGamesPerPlayer: 2, sweepIntervalMs: 0 });
-    const away = new GameTable({ sweepIntervalMs: 0 });
-    const alone = new GameTable({ sweepIntervalMs: 0 });
+    // One clock for all three tables: the input log records arrival times.
+    const clock = fakeClock();
+    const home = new GameTable({ maxGamesPerPlayer: 2, sweepIntervalMs: 0, clock: clock.now });
+    const away = new GameTable({ sweepIntervalMs: 0, clock: clock.now });
+    const alone = new GameTable({ sweepIntervalMs: 0, clock: clock.now });
     for (const t of [home, alone]) {
       t.create({ id: "g", owner: alice, course: courseOf(easyWorld()), seed: EASY_SEED });
       t.input("g", "alice", { seq: 1, clientTimeMs: 5 });
