@@ -75,6 +75,13 @@ async function opened(ws: WebSocket): Promise<WebSocket> {
   return ws;
 }
 
+/** The server sees a close a moment after the client does. */
+async function sessionsDownTo(n: number): Promise<void> {
+  const deadline = Date.now() + 2000;
+  while (streams.openSessions > n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  expect(streams.openSessions).toBe(n);
+}
+
 describe("WebSocket streams", () => {
   it("admits a session with its principal and game id and carries binary messages both ways", async () => {
     const ws = await opened(open(`gameId=g-1&token=${token}`));
@@ -116,14 +123,13 @@ describe("WebSocket streams", () => {
     const closed = closeOf(open3[0] as WebSocket);
     (open3[0] as WebSocket).close(1000);
     await closed;
-    await new Promise((r) => setTimeout(r, 20));
+    await sessionsDownTo(2);
     const again = await opened(open(`gameId=m-5&token=${token}`));
     const rest = [...open3.slice(1), again];
     const allClosed = Promise.all(rest.map(closeOf));
     for (const ws of rest) ws.close(1000);
     await allClosed;
-    await new Promise((r) => setTimeout(r, 20));
-    expect(streams.openSessions).toBe(0);
+    await sessionsDownTo(0);
   });
 
   it("closes a session that sends text (4400) or a message over the limit, and keeps serving", async () => {
