@@ -319,17 +319,18 @@ export class App {
     } catch (err) {
       this.el.startStatus.textContent = "";
       if (isUnauthenticated(err)) return this.sessionExpired();
-      if (err instanceof StreamOpenError && err.certificateUrl === undefined) {
+      if (err instanceof StreamOpenError) {
         log.error(err.message);
-        this.showBanner(`${err.message.replace(/\.+$/, "")}.`);
-      } else if (err instanceof StreamOpenError && err.certificateUrl !== undefined) {
-        log.error(err.message);
-        this.showBanner(`${err.message.replace(/\.+$/, "")}.`, {
-          href: err.certificateUrl,
-          label: `Open ${err.certificateUrl} and accept its certificate`,
-          after:
-            " (the stream server uses a self-signed certificate), or start Chrome with --ignore-certificate-errors; then press Space again.",
-        });
+        const text = `${err.message.replace(/\.+$/, "")}.`;
+        // A plain ws:// link has no certificate to accept.
+        if (err.certificateUrl === undefined) this.showBanner(text);
+        else
+          this.showBanner(text, {
+            href: err.certificateUrl,
+            label: `Open ${err.certificateUrl} and accept its certificate`,
+            after:
+              " (the stream server uses a self-signed certificate), or start Chrome with --ignore-certificate-errors; then press Space again.",
+          });
       } else {
         log.error(`start failed: ${errorText(err)}`);
         this.showBanner(`could not start a game: ${errorText(err)}`);
