@@ -224,16 +224,16 @@ async function topologyFor(mode: ContractMode, mountedNames: ComponentName[]): P
       groups: { all: { components: [...COMPONENT_NAMES], address: "127.0.0.1:1" } },
     });
   }
-  const ports = await freePorts(mountedNames.length + 2);
-  const groups: Record<string, { components: string[]; address: string }> = {};
+  // Every group gets its stream address from the pool too: the default (its port + 1000) could
+  // be another group's free port.
+  const ports = await freePorts(2 * (mountedNames.length + 2));
+  const at = (i: number) => ({ address: `127.0.0.1:${ports[2 * i]}`, streamAddress: `127.0.0.1:${ports[2 * i + 1]}` });
+  const groups: Record<string, { components: string[]; address: string; streamAddress: string }> = {};
   mountedNames.forEach((name, i) => {
-    groups[`g-${name}`] = { components: [name], address: `127.0.0.1:${ports[i]}` };
+    groups[`g-${name}`] = { components: [name], ...at(i) };
   });
-  groups["rest"] = {
-    components: COMPONENT_NAMES.filter((c) => !mountedNames.includes(c)),
-    address: `127.0.0.1:${ports[mountedNames.length]}`,
-  };
-  groups[TESTER] = { components: [], address: `127.0.0.1:${ports[mountedNames.length + 1]}` };
+  groups["rest"] = { components: COMPONENT_NAMES.filter((c) => !mountedNames.includes(c)), ...at(mountedNames.length) };
+  groups[TESTER] = { components: [], ...at(mountedNames.length + 1) };
   const network = mode === "networked-grpc-h2c"
     ? { protocol: "grpc", format: "binary", httpVersion: "2" }
     : { protocol: "connect", format: "binary", httpVersion: "1.1" };
