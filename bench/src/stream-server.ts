@@ -95,7 +95,7 @@ serveRequests(
         server = await createStreamServer({ host: "127.0.0.1", port: 0, certificate: await createDevCertificate(), routes, authorize, logger, limits });
         if (req.shards) {
           // The WebSocket link's games go to shard processes, as FLAPLAB_ENGINE_SHARDS does in the server.
-          shards = await startEngineShards({ count: req.shards, games, music: idleMusic(), score: idleScore(), logger, path: ENGINE_PATH });
+          shards = await startEngineShards({ count: req.shards, games, music: idleMusic(), score: idleScore(), playedHere: handler.hasStream, logger, path: ENGINE_PATH });
         }
         webSockets = createWebSocketStreams({ routes, authorize, logger, limits, ...(shards ? { handoff: shards.handoff } : {}) });
         http = createServer((_req, res) => res.writeHead(404).end());

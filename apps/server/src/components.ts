@@ -27,14 +27,17 @@ export interface MountedGroup {
   readonly musicStreams?: MusicStreams;
   /** The engine's game table (present when the engine runs here). */
   readonly games?: GameTable;
-  /** The engine's clients of music and score (present when the engine runs here). */
-  readonly engineClients?: EngineClients;
+  /** What engine shards need of the engine here (present when the engine runs here). */
+  readonly engine?: EngineParts;
   close(): Promise<void>;
 }
 
-export interface EngineClients {
+export interface EngineParts {
+  /** The engine's clients of music and score. */
   readonly music: Client<typeof MusicService>;
   readonly score: Client<typeof ScoreService>;
+  /** A game has a stream on this process's engine handler now. */
+  readonly playedHere: (gameId: string) => boolean;
 }
 
 export interface MountOptions {
@@ -57,7 +60,7 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
   const streamRoutes: Record<string, StreamRoute> = {};
   let musicStreams: MusicStreams | undefined;
   let games: GameTable | undefined;
-  let engineClients: EngineClients | undefined;
+  let engine: EngineParts | undefined;
   const closeAll = async () => {
     for (const close of [...closers].reverse()) await close();
   };
@@ -94,11 +97,10 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
           const scheduler = new TickScheduler();
           closers.push(() => scheduler.stop());
           runtime.mount(engineComponent, createEngine({ games }));
-          engineClients = { music: runtime.client(musicComponent, "engine"), score: runtime.client(scoreComponent, "engine") };
-          streamRoutes[ENGINE_STREAM_PATH] = {
-            kind: "engine",
-            handler: createGameSessionHandler({ games, scheduler, ...engineClients, logger: opts.logger.child({ component: "engine" }) }),
-          };
+          const clients = { music: runtime.client(musicComponent, "engine"), score: runtime.client(scoreComponent, "engine") };
+          const handler = createGameSessionHandler({ games, scheduler, ...clients, logger: opts.logger.child({ component: "engine" }) });
+          engine = { ...clients, playedHere: handler.hasStream };
+          streamRoutes[ENGINE_STREAM_PATH] = { kind: "engine", handler };
           break;
         }
         case "initiator": {
@@ -149,7 +151,7 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
     streamRoutes,
     ...(musicStreams ? { musicStreams } : {}),
     ...(games ? { games } : {}),
-    ...(engineClients ? { engineClients } : {}),
+    ...(engine ? { engine } : {}),
     close: closeAll,
   };
 }

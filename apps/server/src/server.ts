@@ -80,8 +80,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const authorize = createStreamAuthorizer(createStreamTicketVerifier({ publicKey: serviceKeys.publicKey }));
   // The engine's games on shard processes (FLAPLAB_ENGINE_SHARDS): WebSocket game sessions go there.
   const shards =
-    shardCount > 0 && mounted.games && mounted.engineClients
-      ? await startEngineShards({ count: shardCount, games: mounted.games, ...mounted.engineClients, logger: logger.child({ component: "engine" }), path: ENGINE_STREAM_PATH })
+    shardCount > 0 && mounted.games && mounted.engine
+      ? await startEngineShards({ count: shardCount, games: mounted.games, ...mounted.engine, logger: logger.child({ component: "engine" }), path: ENGINE_STREAM_PATH })
       : undefined;
   // The plain WebSocket link: the same routes on the RPC port.
   const webSockets = hasStreams

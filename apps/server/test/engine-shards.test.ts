@@ -3,6 +3,7 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { Sound, SoundClipSchema, type SoundClip } from "@flaplab/contracts/music/v1/music_pb";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
 import { CloseCode, DelimitedDecoder } from "@flaplab/game-stream";
+import { loadWebTransport } from "@flaplab/streams";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/server.js";
 import { startMonolith } from "./helpers.js";
@@ -94,6 +95,27 @@ describe("engine shards", () => {
     for (const link of links) link.ws.close(1000, "leaving");
     await waitFor("the games' ends to come back", () => server.shards!.stats().every((s) => s.games === 0));
     await startGame();
+  }, 30_000);
+
+  it("leave a game that already has a WebTransport stream in the group's process: its WebSocket gets 4409, it plays on", async () => {
+    const game = await startGame();
+    const { lib } = await loadWebTransport();
+    const wt = new lib.WebTransport(`${game.engineUrl}?${new URLSearchParams(ticket(game))}`, {
+      forceReliable: true,
+      serverCertificateHashes: [{ algorithm: "sha-256", value: server.streams!.certificate.sha256 }],
+    } as never) as unknown as { ready: Promise<unknown>; close(): void; createBidirectionalStream(): Promise<{ readable: ReadableStream<Uint8Array>; writable: WritableStream<Uint8Array> }> };
+    await wt.ready;
+    const bidi = await wt.createBidirectionalStream();
+    await bidi.writable.getWriter().write(input(1));
+    const reader = bidi.readable.getReader();
+    await reader.read(); // the first frame: it plays here
+    const handed = server.shards!.stats().reduce((a, s) => a + s.handed, 0);
+    const ws = await openLink(game.engineWsUrl, ticket(game));
+    expect(await ws.closed).toMatchObject({ code: CloseCode.AlreadyConnected });
+    expect(server.shards!.stats().reduce((a, s) => a + s.handed, 0)).toBe(handed);
+    const { value } = await reader.read();
+    expect(value!.byteLength).toBeGreaterThan(0); // frames still flow over WebTransport
+    wt.close();
   }, 30_000);
 
   it("start a shard that dies again: its games end, the others' do not, and new games play", async () => {

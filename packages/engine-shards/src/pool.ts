@@ -34,6 +34,8 @@ export function engineShardsFromEnv(env: NodeJS.ProcessEnv): number {
  */
 export interface EngineShardsOptions extends Pick<GameSessionDeps, "games" | "music" | "score"> {
   readonly count: number;
+  /** Whether a game already has a stream in the group's process (the group's own handler's `hasStream`): such a game stays. */
+  readonly playedHere: (gameId: string) => boolean;
   readonly logger: Logger;
   /** The engine's game stream path (the route the shards serve). */
   readonly path: string;
@@ -191,7 +193,8 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
       if (closing || upgrade.kind !== "engine") return false;
       const game = games.get(upgrade.gameId);
       // Unknown, finished, or someone else's game: the group's own handler refuses it properly.
-      if (!game || game.state.phase === "over" || game.owner.username !== upgrade.principal.username) return false;
+      // A game with a stream here already (say, over WebTransport) stays: the handler refuses the second stream 4409.
+      if (!game || game.state.phase === "over" || game.owner.username !== upgrade.principal.username || opts.playedHere(upgrade.gameId)) return false;
       let target: Shard | undefined;
       for (const s of shards) if (s.ready && s.proc.connected && (!target || s.games.size < target.games.size)) target = s;
       if (!target) return false;

@@ -72,7 +72,13 @@ const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
  * game-over frame, RecordRun, the GameSummary, then close 0 "game over". A session that ends before that abandons the game: it is removed
  * from the loop and the table, and not recorded.
  */
-export function createGameSessionHandler(deps: GameSessionDeps): SessionHandler {
+/** The engine's session handler, which also says which games have a stream here now. */
+export interface GameSessionHandler extends SessionHandler {
+  /** Game `gameId` has a live stream session on this handler. */
+  hasStream(gameId: string): boolean;
+}
+
+export function createGameSessionHandler(deps: GameSessionDeps): GameSessionHandler {
   const live = new Map<string, StreamSession>();
   const config: StreamConfig = {
     games: deps.games,
@@ -89,7 +95,7 @@ export function createGameSessionHandler(deps: GameSessionDeps): SessionHandler 
     writer: new FrameWriter(),
   };
 
-  return (session) => {
+  const handler: SessionHandler = (session) => {
     const id = session.gameId;
     const game = config.games.get(id);
     const refusal = checkStreamOwnership(session, game?.owner.username);
@@ -104,6 +110,7 @@ export function createGameSessionHandler(deps: GameSessionDeps): SessionHandler 
     });
     new GameStream(config, session, game).start();
   };
+  return Object.assign(handler, { hasStream: (gameId: string) => live.has(gameId) });
 }
 
 interface StreamConfig {

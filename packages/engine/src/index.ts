@@ -22,5 +22,5 @@ export {
   DEFAULT_RECORD_RETRY_DELAYS_MS,
   DEFAULT_RECORD_TIMEOUT_MS,
 } from "./game-session.js";
-export type { EngineLogger, GameSessionDeps } from "./game-session.js";
+export type { EngineLogger, GameSessionDeps, GameSessionHandler } from "./game-session.js";
 export { GAME_TABLE_ENV, gameTableOptionsFromEnv } from "./config.js";
