@@ -8,6 +8,8 @@ import { startServer } from "./server.js";
 
 // Synchronous: the last lines before an exit (a startup failure) must reach the terminal.
 const logger = pino({ base: { pid: process.pid } }, pino.destination({ sync: true }));
+/** The parent this process started with (1, or a container's init: none to watch). */
+const startedBy = process.ppid;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -59,6 +61,15 @@ async function main(): Promise<void> {
   };
   process.on("SIGINT", () => shutdown("SIGINT"));
   process.on("SIGTERM", () => shutdown("SIGTERM"));
+  // Started by a parent (pnpm dev, a test run): when it is gone, even killed, the kernel hands this
+  // process to another parent; then it stops too, instead of holding its ports as an orphan.
+  if (startedBy > 1) {
+    const watch = (): void => {
+      if (process.ppid !== startedBy) shutdown("parent-gone");
+    };
+    watch(); // it may have gone while this process was starting
+    setInterval(watch, 500).unref();
+  }
 }
 
 main().catch((err: unknown) => {
