@@ -18,6 +18,8 @@ export class ClientInputReader {
   private carry = new Uint8Array(32);
   private carryLength = 0;
   private readonly scratch = new DataView(new ArrayBuffer(8));
+  /** Read position inside the message being decoded. */
+  private at = 0;
 
   constructor(private readonly maxBytes = 256) {}
 
@@ -75,67 +77,37 @@ export class ClientInputReader {
   private decode(buf: Uint8Array, start: number, end: number, onInput: (seq: number, clientTimeMs: number) => boolean | undefined): boolean | undefined {
     let seq = 0;
     let clientTimeMs = 0;
-    let i = start;
-    while (i < end) {
+    this.at = start;
+    while (this.at < end) {
       // Tag: a varint (field number << 3 | wire type); field numbers here fit in 4 bytes.
-      let tag = 0;
-      let shift = 0;
-      for (;;) {
-        if (i >= end) return malformed("premature end of a field tag");
-        const b = buf[i++] as number;
-        tag += (b & 0x7f) * 2 ** shift;
-        shift += 7;
-        if ((b & 0x80) === 0) break;
-        if (shift > 28) return malformed("field tag is not a valid varint");
-      }
+      const tag = this.varint(buf, end, 5, "a field tag");
       const field = Math.floor(tag / 8);
       const wireType = tag & 7;
       if (field === 0) return malformed("field number 0");
       switch (wireType) {
         case 0: {
-          // Varint: up to 10 bytes; uint32 keeps the low 32 bits, as protobuf does.
-          let low = 0;
-          let n = 0;
-          for (;;) {
-            if (i >= end) return malformed("premature end of a varint");
-            const b = buf[i++] as number;
-            if (n < 5) low += (b & 0x7f) * 2 ** (7 * n);
-            n++;
-            if ((b & 0x80) === 0) break;
-            if (n >= 10) return malformed("varint is over 10 bytes");
-          }
-          if (field === 1) seq = low % 2 ** 32;
+          // Up to 10 bytes; uint32 keeps the low 32 bits, as protobuf does.
+          const value = this.varint(buf, end, 10, "a varint");
+          if (field === 1) seq = value % 2 ** 32;
           break;
         }
-        case 1: {
-          if (end - i < 8) return malformed("premature end of a 64-bit field");
+        case 1:
+          if (end - this.at < 8) return malformed("premature end of a 64-bit field");
           if (field === 2) {
-            for (let k = 0; k < 8; k++) this.scratch.setUint8(k, buf[i + k] as number);
+            for (let k = 0; k < 8; k++) this.scratch.setUint8(k, buf[this.at + k] as number);
             clientTimeMs = this.scratch.getFloat64(0, true);
           }
-          i += 8;
+          this.at += 8;
           break;
-        }
         case 2: {
-          let length = 0;
-          let n = 0;
-          for (;;) {
-            if (i >= end) return malformed("premature end of a length");
-            const b = buf[i++] as number;
-            length += (b & 0x7f) * 2 ** (7 * n);
-            n++;
-            if ((b & 0x80) === 0) break;
-            if (n >= 5) return malformed("length is not a valid varint");
-          }
-          if (end - i < length) return malformed("premature end of a length-delimited field");
-          if (field === 1 || field === 2) return malformed(`field ${field} has the wrong wire type`);
-          i += length;
+          const length = this.varint(buf, end, 5, "a length");
+          if (end - this.at < length) return malformed("premature end of a length-delimited field");
+          this.at += length;
           break;
         }
         case 5:
-          if (end - i < 4) return malformed("premature end of a 32-bit field");
-          if (field === 1 || field === 2) return malformed(`field ${field} has the wrong wire type`);
-          i += 4;
+          if (end - this.at < 4) return malformed("premature end of a 32-bit field");
+          this.at += 4;
           break;
         default:
           return malformed(`wire type ${wireType} is not supported`);
@@ -143,6 +115,21 @@ export class ClientInputReader {
       if ((field === 1 && wireType !== 0) || (field === 2 && wireType !== 1)) return malformed(`field ${field} has the wrong wire type`);
     }
     return onInput(seq, clientTimeMs);
+  }
+
+  /**
+   * The varint at `this.at` (moved past it), of at most `maxBytes` bytes; the value of its first
+   * five bytes (what a uint32 or a length needs).
+   */
+  private varint(buf: Uint8Array, end: number, maxBytes: number, what: string): number {
+    let value = 0;
+    for (let n = 0; ; n++) {
+      if (this.at >= end) return malformed(`premature end of ${what}`);
+      const b = buf[this.at++] as number;
+      if (n < 5) value += (b & 0x7f) * 2 ** (7 * n);
+      if ((b & 0x80) === 0) return value;
+      if (n + 1 >= maxBytes) return malformed(`${what} is not a valid varint`);
+    }
   }
 
   /** Appends a chunk to the carried bytes. */

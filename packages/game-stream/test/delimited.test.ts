@@ -3,20 +3,12 @@ import { ClientInputSchema } from "@flaplab/contracts/engine/v1/stream_pb";
 import { SoundClipSchema } from "@flaplab/contracts/music/v1/music_pb";
 import { describe, expect, it } from "vitest";
 import { DelimitedDecoder, StreamProtocolError, encodeDelimited } from "../src/index.js";
+import { concat } from "./bytes.js";
 
 function input(seq: number, clientTimeMs = 1234.5) {
   return create(ClientInputSchema, { seq, clientTimeMs });
 }
 
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let i = 0;
-  for (const p of parts) {
-    out.set(p, i);
-    i += p.length;
-  }
-  return out;
-}
 
 function protocolError(fn: () => unknown): StreamProtocolError {
   try {

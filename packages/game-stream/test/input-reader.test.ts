@@ -2,6 +2,7 @@ import { create, toBinary } from "@bufbuild/protobuf";
 import { ClientInputSchema } from "@flaplab/contracts/engine/v1/stream_pb";
 import { describe, expect, it } from "vitest";
 import { ClientInputReader, DelimitedDecoder, encodeDelimited, StreamProtocolError } from "../src/index.js";
+import { concat } from "./bytes.js";
 
 /** A small seeded generator: every run sees the same cases. */
 function rng(seed: number) {
@@ -50,16 +51,6 @@ function chop(bytes: Uint8Array, random: () => number): Uint8Array[] {
   return out;
 }
 
-const concat = (parts: readonly Uint8Array[]) => {
-  const out = new Uint8Array(parts.reduce((a, p) => a + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-};
-
 describe("ClientInputReader", () => {
   it("reads what encodeDelimited wrote, however it is chunked, exactly as the library decoder does", () => {
     const random = rng(7);
@@ -67,7 +58,7 @@ describe("ClientInputReader", () => {
       const messages = Array.from({ length: 1 + Math.floor(random() * 6) }, () =>
         encodeDelimited(ClientInputSchema, create(ClientInputSchema, { seq: Math.floor(random() * 2 ** 32), clientTimeMs: random() < 0.2 ? 0 : random() * 2e12 })),
       );
-      const chunks = chop(concat(messages), random);
+      const chunks = chop(concat(...messages), random);
       const got = viaReader(chunks);
       expect(got).toEqual(viaLibrary(chunks));
       expect((got as { inputs: unknown[] }).inputs).toHaveLength(messages.length);
@@ -128,7 +119,7 @@ describe("ClientInputReader", () => {
     expect(got).toEqual([3]);
     expect(reader.pending).toBe(0);
 
-    const two = concat([bytes, bytes, bytes]);
+    const two = concat(bytes, bytes, bytes);
     const seen: number[] = [];
     reader.push(two, (seq) => {
       seen.push(seq);
