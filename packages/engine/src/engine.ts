@@ -6,18 +6,20 @@ import {
   HandleInputResponseSchema,
   Key,
   PlayState,
+  ResumeGameResponseSchema,
   StartGameResponseSchema,
 } from "@flaplab/contracts/engine/v1/engine_pb";
 import type { World } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import type { Course, Phase } from "@flaplab/physics";
 import { WORLD_LIMITS } from "@flaplab/worldgen";
 import { GameTable, birdOrDefault, checkGameId, type GameTableOptions } from "./games.js";
+import type { SnapshotKeeper } from "./snapshot-keeper.js";
 
 /** StartGame and HandleInput are internal: worlds come only from the world generator, through the initiator. */
 export const engineComponent = defineComponent({
   name: "engine",
   service: EngineService,
-  internalMethods: ["StartGame", "HandleInput"],
+  internalMethods: ["StartGame", "HandleInput", "ResumeGame"],
 });
 
 /** Largest world accepted, in pipes: what the world generator makes (100, as FlappyGo's worlds). */
@@ -32,6 +34,8 @@ export interface EngineDeps {
   maxGames?: number;
   /** Other options of a table created here (ignored when `games` is given). */
   table?: GameTableOptions;
+  /** Continues games from the snapshot store (ResumeGame); without it ResumeGame is FailedPrecondition. */
+  snapshots?: SnapshotKeeper;
 }
 
 const PLAY_STATE: Record<Phase, PlayState> = {
@@ -124,6 +128,8 @@ export function createEngine(deps: EngineDeps = {}): ServiceImpl<typeof EngineSe
     startGame(request, ctx) {
       const principal = requirePrincipal(ctx);
       requireGameId(request.gameId);
+      // The initiator places the game on another engine.
+      if (deps.snapshots?.draining) throw new ConnectError("this engine is draining", Code.Unavailable);
       const bird = request.bird ? birdOrDefault({ width: request.bird.width, height: request.bird.height }) : undefined;
       const problem = checkWorld(request.world, bird);
       if (problem !== undefined) throw new ConnectError(problem, Code.InvalidArgument);
@@ -148,6 +154,17 @@ export function createEngine(deps: EngineDeps = {}): ServiceImpl<typeof EngineSe
         clientTimeMs: request.clientTimeMs,
       });
       return create(HandleInputResponseSchema, { tick: result.tick, state: playStateOf(result.phase) });
+    },
+
+    async resumeGame(request, ctx) {
+      const principal = requirePrincipal(ctx);
+      requireGameId(request.gameId);
+      if (!deps.snapshots) {
+        throw new ConnectError("this engine keeps no snapshots: its games cannot be resumed", Code.FailedPrecondition);
+      }
+      if (deps.snapshots.draining) throw new ConnectError("this engine is draining", Code.Unavailable);
+      const game = await deps.snapshots.resume(request.gameId, principal.username);
+      return create(ResumeGameResponseSchema, { gameId: game.id, tick: game.state.tick, pipesInView: game.state.pipesInView });
     },
   };
 }

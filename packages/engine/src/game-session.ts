@@ -22,6 +22,7 @@ import { PIPE_WIDTH } from "@flaplab/physics";
 import * as hdr from "hdr-histogram-js";
 import type { Game, GameTable } from "./games.js";
 import type { ScheduledTask, TickInfo, TickScheduler } from "./scheduler.js";
+import type { SnapshotKeeper } from "./snapshot-keeper.js";
 
 /** The logging the game streams need; a pino logger fits. */
 export interface EngineLogger {
@@ -53,6 +54,26 @@ export interface GameSessionDeps {
   readonly recordTimeoutMs?: number;
   /** How to wait between retries (default setTimeout). */
   readonly sleep?: (ms: number) => Promise<void>;
+  /**
+   * Keeps every live game's snapshot in the store, and continues a game this engine does not hold
+   * from its snapshot when its stream opens here (it moved, or its engine died).
+   */
+  readonly snapshots?: SnapshotKeeper;
+}
+
+/** Where a drained game goes: the new engine's stream URLs and a ticket that opens them. */
+export interface MoveTarget {
+  readonly engineUrl: string;
+  readonly engineWsUrl: string;
+  readonly streamTicket: string;
+}
+
+/** What a drain did. */
+export interface DrainResult {
+  /** Games handed over (told where they moved). */
+  readonly moved: number;
+  /** Games that had nowhere to go: their streams closed 4500, the snapshot kept for ResumeGame. */
+  readonly stranded: number;
 }
 
 export const DEFAULT_MAX_BUFFERED_BYTES = 16 * 1024;
@@ -76,10 +97,16 @@ const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
 export interface GameSessionHandler extends SessionHandler {
   /** Game `gameId` has a live stream session on this handler. */
   hasStream(gameId: string): boolean;
+  /**
+   * Hands every game with a stream here over to another engine: stops its ticks, writes its
+   * snapshot (all games in one batch), tells its client where it moved (`Moved`, then close
+   * 4301) and removes it here. `moveTo` says where each game goes (undefined: nowhere). Needs
+   * `snapshots`.
+   */
+  drain(moveTo: (gameId: string) => Promise<MoveTarget | undefined>): Promise<DrainResult>;
 }
 
 export function createGameSessionHandler(deps: GameSessionDeps): GameSessionHandler {
-  const live = new Map<string, StreamSession>();
   const config: StreamConfig = {
     games: deps.games,
     scheduler: deps.scheduler,
@@ -93,6 +120,45 @@ export function createGameSessionHandler(deps: GameSessionDeps): GameSessionHand
     recordTimeoutMs: deps.recordTimeoutMs ?? DEFAULT_RECORD_TIMEOUT_MS,
     sleep: deps.sleep ?? realSleep,
     writer: new FrameWriter(),
+    snapshots: deps.snapshots,
+  };
+  const live = new Map<string, GameStream>();
+
+  const play = (session: StreamSession, game: Game): void => {
+    const id = game.id;
+    if (live.has(id)) {
+      session.close(CloseCode.AlreadyConnected, "game already has a stream");
+      return;
+    }
+    if (game.state.phase === "over") {
+      session.close(CloseCode.GameOver, `game ${id} is over`);
+      return;
+    }
+    const stream = new GameStream(config, session, game);
+    live.set(id, stream);
+    void session.closed.then(() => {
+      if (live.get(id) === stream) live.delete(id);
+    });
+    stream.start();
+  };
+
+  /** A game this engine does not hold: continue it from its snapshot, if the store has one. */
+  const resume = async (session: StreamSession): Promise<void> => {
+    const id = session.gameId;
+    let ended = false;
+    void session.closed.then(() => {
+      ended = true;
+    });
+    let game: Game;
+    try {
+      game = await config.snapshots!.resume(id, session.principal.username);
+    } catch (err) {
+      const e = ConnectError.from(err);
+      const code = e.code === Code.NotFound ? CloseCode.NotFound : e.code === Code.PermissionDenied ? CloseCode.PermissionDenied : e.code === Code.FailedPrecondition ? CloseCode.GameOver : CloseCode.Internal;
+      return session.close(code, e.code === Code.NotFound ? `unknown game ${id}` : e.rawMessage);
+    }
+    if (ended) return;
+    play(session, game);
   };
 
   const handler: SessionHandler = (session) => {
@@ -101,16 +167,38 @@ export function createGameSessionHandler(deps: GameSessionDeps): GameSessionHand
     const refusal = checkStreamOwnership(session, game?.owner.username);
     if (refusal) return session.close(refusal.code, refusal.reason);
     if (!game && config.games.isDetached(id)) return session.close(CloseCode.AlreadyConnected, "game already has a stream");
+    if (!game && config.snapshots) return void resume(session);
     if (!game) return session.close(CloseCode.NotFound, `unknown game ${id}`);
-    if (live.has(id)) return session.close(CloseCode.AlreadyConnected, "game already has a stream");
-    if (game.state.phase === "over") return session.close(CloseCode.GameOver, `game ${id} is over`);
-    live.set(id, session);
-    void session.closed.then(() => {
-      if (live.get(id) === session) live.delete(id);
-    });
-    new GameStream(config, session, game).start();
+    play(session, game);
   };
-  return Object.assign(handler, { hasStream: (gameId: string) => live.has(gameId) });
+
+  const drain = async (moveTo: (gameId: string) => Promise<MoveTarget | undefined>): Promise<DrainResult> => {
+    const keeper = config.snapshots;
+    if (!keeper) throw new Error("an engine without a snapshot store cannot drain its games");
+    const streams = [...live.values()].filter((s) => s.freeze());
+    for (const s of streams) keeper.changed(s.game);
+    await keeper.flush();
+    let moved = 0;
+    let stranded = 0;
+    await Promise.all(
+      streams.map(async (stream) => {
+        let target: MoveTarget | undefined;
+        try {
+          target = await moveTo(stream.game.id);
+        } catch (err) {
+          config.logger.warn({ gameId: stream.game.id, err: messageOf(err) }, "no engine to move the game to");
+        }
+        if (target && stream.moveTo(target)) moved++;
+        else {
+          stream.strand();
+          stranded++;
+        }
+      }),
+    );
+    return { moved, stranded };
+  };
+
+  return Object.assign(handler, { hasStream: (gameId: string) => live.has(gameId), drain });
 }
 
 interface StreamConfig {
@@ -127,6 +215,7 @@ interface StreamConfig {
   readonly sleep: (ms: number) => Promise<void>;
   /** Every frame and ack of this handler's games is written here, then copied for the transport. */
   readonly writer: FrameWriter;
+  readonly snapshots: SnapshotKeeper | undefined;
 }
 
 /**
@@ -150,6 +239,11 @@ class GameStream {
   private readonly principal: Principal;
   private task: ScheduledTask | undefined;
   private lastSeq: number;
+  /** Inputs up to this seq were applied before this stream opened (re-sent after a move): dropped. */
+  private readonly appliedSeq: number;
+  /** Handed over (drained): no more ticks or inputs here, and not abandoned when the stream ends. */
+  private frozen = false;
+  private moved = false;
   /** Inputs this session may still send before the next tick gives one back. */
   private inputCredit: number;
   /** The game-over tick has run. */
@@ -169,7 +263,7 @@ class GameStream {
   constructor(
     private readonly config: StreamConfig,
     private readonly session: StreamSession,
-    private readonly game: Game,
+    readonly game: Game,
   ) {
     const state = game.state;
     this.encoder = new FrameEncoder({
@@ -184,6 +278,7 @@ class GameStream {
       expiresAt: game.owner.expiresAt ?? session.principal.expiresAt,
     };
     this.lastSeq = game.lastInputSeq;
+    this.appliedSeq = game.lastInputSeq;
     this.inputCredit = config.maxInputBurst;
     const call = (verb: "Tick" | "HandleInput"): CallContext => ({ component: "engine", verb, principal: this.principal, gameId: game.id });
     this.calls = { Tick: call("Tick"), HandleInput: call("HandleInput") };
@@ -254,6 +349,9 @@ class GameStream {
   }
 
   private onInput(seq: number, clientTimeMs: number): void {
+    // A client re-sends what no frame reflected after a move; what was applied is not applied twice.
+    if (seq <= this.appliedSeq && seq > 0) return;
+    if (this.frozen) return;
     if (this.over || this.game.state.phase === "over") {
       this.close(CloseCode.GameOver, "input after game over");
       return;
@@ -272,6 +370,7 @@ class GameStream {
       return;
     }
     const result = this.config.games.input(this.gameId, this.game.owner.username, { seq, clientTimeMs });
+    this.config.snapshots?.changed(this.game);
     if (result.effect === "started") {
       this.startTicking();
     } else if (result.effect === "flap") {
@@ -301,6 +400,7 @@ class GameStream {
         return false;
       }
       if (!events.ticked) return false;
+      this.config.snapshots?.changed(this.game);
       this.lateness.recordValue(info.latenessMs > 0 ? Math.round(info.latenessMs * 1000) : 0);
       this.ticksSkipped += info.skipped;
       const state = this.game.state;
@@ -386,6 +486,7 @@ class GameStream {
       }),
     );
     this.count("summary", this.session.send(summary) ? summary.length : -1);
+    this.config.snapshots?.forget(this.gameId, true);
     this.config.logger.info(
       { gameId: this.gameId, score: state.score, ticks: state.tick, recorded, framesSent: this.framesSent, acksSent: this.acksSent },
       "game over",
@@ -421,13 +522,45 @@ class GameStream {
   private onClosed(code: number, reason: string, by: string): void {
     this.closed = true;
     this.task?.cancel();
-    if (this.over) return;
-    // Before game over: the game is abandoned, not recorded.
+    if (this.over || this.moved) return;
+    // Before game over: the game is abandoned here, not recorded. With a snapshot store its last
+    // snapshot stays there: ResumeGame can continue it (a cut link, a crashed page).
     if (this.config.games.get(this.gameId) === this.game) this.config.games.delete(this.gameId);
+    this.config.snapshots?.forget(this.gameId, false);
     this.config.logger.info(
       { gameId: this.gameId, tick: this.game.state.tick, code, reason, by },
       "game abandoned: its stream ended before game over",
     );
+  }
+
+  /** Stops ticks and inputs for a hand-over; false when the game is over or its stream closed. */
+  freeze(): boolean {
+    if (this.closed || this.over || this.game.state.phase === "over") return false;
+    this.frozen = true;
+    this.task?.cancel();
+    this.task = undefined;
+    return true;
+  }
+
+  /** Tells the client where the game went, closes 4301 and removes the game here. */
+  moveTo(target: MoveTarget): boolean {
+    if (this.closed) return false;
+    this.moved = true;
+    const message = encodeDelimited(
+      GameStreamMessageSchema,
+      create(GameStreamMessageSchema, { kind: { case: "moved", value: { ...target, tick: this.game.state.tick } } }),
+    );
+    this.session.send(message);
+    if (this.config.games.get(this.gameId) === this.game) this.config.games.delete(this.gameId);
+    this.config.snapshots?.forget(this.gameId, false);
+    this.config.logger.info({ event: "game-moved", gameId: this.gameId, tick: this.game.state.tick, to: target.engineWsUrl }, "game handed over");
+    this.close(CloseCode.Moved, "game moved to another engine");
+    return true;
+  }
+
+  /** Nowhere to go: closes 4500; the snapshot stays in the store for ResumeGame. */
+  strand(): void {
+    this.close(CloseCode.Internal, "engine shutting down; resume the game");
   }
 }
 

@@ -22,5 +22,14 @@ export {
   DEFAULT_RECORD_RETRY_DELAYS_MS,
   DEFAULT_RECORD_TIMEOUT_MS,
 } from "./game-session.js";
-export type { EngineLogger, GameSessionDeps, GameSessionHandler } from "./game-session.js";
+export type { DrainResult, EngineLogger, GameSessionDeps, GameSessionHandler, MoveTarget } from "./game-session.js";
+export {
+  DEFAULT_HEARTBEAT_INTERVAL_MS,
+  DEFAULT_HEARTBEAT_TTL_MS,
+  SnapshotKeeper,
+  type SnapshotKeeperOptions,
+  gameOf,
+  originOf,
+  snapshotOf,
+} from "./snapshot-keeper.js";
 export { GAME_TABLE_ENV, gameTableOptionsFromEnv } from "./config.js";

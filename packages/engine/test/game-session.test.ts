@@ -384,7 +384,7 @@ describe("game stream: play", () => {
     expect(first).toMatchObject({ tick: 1, full: true, reflectedSeq: 1, birdY: 200.25 });
   });
 
-  it("ticks a game started by the HandleInput RPC once its stream attaches, continuing its seqs", async () => {
+  it("ticks a game started by the HandleInput RPC once its stream attaches, continuing its seqs and dropping re-sent ones", async () => {
     const s = setup();
     s.addGame("g1");
     s.games.input("g1", "alice", { seq: 4, clientTimeMs: 0 });
@@ -394,9 +394,19 @@ describe("game stream: play", () => {
       [1, 4],
       [2, undefined],
     ]);
+    // A seq the game applied before this stream opened is a re-send (after a move): dropped, once.
     input(session, 4);
+    input(session, 3);
     await flush();
-    expect(session.end?.reason).toBe("input seq 4 is not after 4: seq must strictly increase");
+    expect(session.end).toBeUndefined();
+    expect(acks(session)).toEqual([]);
+    input(session, 5);
+    await flush();
+    expect(acks(session).map((a) => a.seq)).toEqual([5]);
+    // Going back within the stream still breaks the protocol.
+    input(session, 5);
+    await flush();
+    expect(session.end?.reason).toBe("input seq 5 is not after 5: seq must strictly increase");
   });
 
   it("applies a flap at once, acks it at the current tick, and moves the bird at the next tick", async () => {

@@ -5,6 +5,8 @@
 export const CloseCode = {
   /** The game ended; the reason says how. */
   Normal: 0,
+  /** The game moved to another engine: a `Moved` message said where (this engine is draining). */
+  Moved: 4301,
   /** A message could not be decoded, or broke the protocol (e.g. a sequence number went back). */
   Malformed: 4400,
   /** Missing, expired or invalid token. */

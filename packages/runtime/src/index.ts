@@ -1,6 +1,6 @@
 export { createRuntime, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_READ_MAX_BYTES } from "./runtime.js";
-export type { Runtime, RuntimeOptions, MountedComponent, EdgePlan } from "./runtime.js";
-export { loadTopology, parseTopology, parseAddress, groupOf, findGroup, networkFor, TopologyError } from "./topology.js";
+export type { ClientOptions, Runtime, RuntimeOptions, MountedComponent, EdgePlan } from "./runtime.js";
+export { loadTopology, parseTopology, parseAddress, groupOf, groupsOf, findGroup, networkFor, SHARDABLE_COMPONENTS, TopologyError } from "./topology.js";
 export type { Topology, GroupSpec, NetworkSettings, InProcessMode } from "./topology.js";
 export { CALLER_HEADER, codeName } from "./guard.js";
 export type { TokenVerifier } from "@flaplab/identity";

@@ -62,9 +62,17 @@ export interface Runtime {
    * A typed client of `target` for `caller` (a component of this group, or any other name for a
    * caller outside the topology, such as a test). The call mode comes from the topology.
    */
-  client<S extends DescService>(target: ComponentDefinition<S>, caller: ComponentName | string): Client<S>;
-  plan(target: ComponentName, caller: ComponentName | string): EdgePlan;
+  client<S extends DescService>(target: ComponentDefinition<S>, caller: ComponentName | string, options?: ClientOptions): Client<S>;
+  plan(target: ComponentName, caller: ComponentName | string, targetGroup?: string): EdgePlan;
   close(): void;
+}
+
+export interface ClientOptions {
+  /**
+   * The group to call, for a component that runs in several (the engine); default the first
+   * group that runs it.
+   */
+  readonly group?: string;
 }
 
 export const DEFAULT_READ_MAX_BYTES = 1024 * 1024;
@@ -79,9 +87,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const connections = new Map<string, Connections>();
   let closed = false;
 
-  function plan(target: ComponentName, caller: string): EdgePlan {
-    const targetGroup = groupOf(topology, target);
+  function plan(target: ComponentName, caller: string, groupName?: string): EdgePlan {
+    const targetGroup = groupName === undefined ? groupOf(topology, target) : findGroup(topology, groupName);
     if (!targetGroup) throw new Error(`topology ${topology.name} does not place ${target}`);
+    if (!targetGroup.components.includes(target)) throw new Error(`group ${targetGroup.name} of topology ${topology.name} does not run ${target}`);
     if (targetGroup.name === group.name) {
       return { mode: group.inProcess, protocol: group.inProcess === "direct" ? "in-process" : "connect+proto", httpVersion: "", targetGroup };
     }
@@ -97,8 +106,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     return m;
   }
 
-  function transportFor(target: ComponentDefinition, caller: string): Transport {
-    const p = plan(target.name, caller);
+  function transportFor(target: ComponentDefinition, caller: string, groupName?: string): Transport {
+    const p = plan(target.name, caller, groupName);
     const site: CallSite = {
       caller,
       callerGroup: group,
@@ -149,9 +158,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     get mounted() {
       return [...mounted.values()];
     },
-    client(target, caller) {
+    client(target, caller, clientOptions) {
       if (closed) throw new Error("runtime is closed");
-      return createClient(target.service, transportFor(target, caller));
+      return createClient(target.service, transportFor(target, caller, clientOptions?.group));
     },
     plan,
     close() {

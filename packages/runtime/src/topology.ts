@@ -60,9 +60,20 @@ export class TopologyError extends Error {
 
 const DEFAULT_NETWORK: NetworkSettings = { protocol: "connect", format: "binary", httpVersion: "1.1" };
 
-/** The group that runs `component`, if any. */
+/**
+ * Components a topology may run in several groups: the engine (each group one engine, games
+ * placed on them by the initiator and continued from the snapshot store).
+ */
+export const SHARDABLE_COMPONENTS: readonly ComponentName[] = ["engine"];
+
+/** The group that runs `component` (the first, for a component in several groups), if any. */
 export function groupOf(topology: Topology, component: ComponentName): GroupSpec | undefined {
   return topology.groups.find((g) => g.components.includes(component));
+}
+
+/** Every group that runs `component`, in the file's order. */
+export function groupsOf(topology: Topology, component: ComponentName): GroupSpec[] {
+  return topology.groups.filter((g) => g.components.includes(component));
 }
 
 export function findGroup(topology: Topology, name: string): GroupSpec {
@@ -124,7 +135,12 @@ export function parseTopology(json: unknown, source?: string): Topology {
   for (const [groupName, g] of Object.entries(file.groups)) {
     for (const c of g.components) {
       const other = seen.get(c);
-      if (other) fail(`component "${c}" is placed in two groups: "${other}" and "${groupName}"`);
+      if (other && !SHARDABLE_COMPONENTS.includes(c)) {
+        fail(`component "${c}" is placed in two groups: "${other}" and "${groupName}" (only ${SHARDABLE_COMPONENTS.join(", ")} may run in several)`);
+      }
+      if (other && g.components.length > 1) {
+        fail(`group "${groupName}": a second ${c} must run alone in its group (the first is in "${other}")`);
+      }
       seen.set(c, groupName);
     }
     const address = g.address;

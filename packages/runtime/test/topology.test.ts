@@ -2,7 +2,7 @@ import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { findGroup, groupOf, loadTopology, networkFor, parseTopology, TopologyError } from "../src/index.js";
+import { findGroup, groupOf, groupsOf, loadTopology, networkFor, parseTopology, TopologyError } from "../src/index.js";
 import { topologySchemaText } from "../src/topology.js";
 
 const repoTopologies = resolve(import.meta.dirname, "../../../topologies");
@@ -28,6 +28,13 @@ describe("topology files", () => {
     expect(networkFor(t, "initiator", "worldgen")).toEqual({ protocol: "connect", format: "binary", httpVersion: "1.1" });
   });
 
+  it("loads microservices-sharded: three engine groups, the first is the engine's default group", async () => {
+    const t = await loadTopology("microservices-sharded", repoTopologies);
+    expect(groupsOf(t, "engine").map((g) => g.name)).toEqual(["engine-1", "engine-2", "engine-3"]);
+    expect(groupOf(t, "engine")?.name).toBe("engine-1");
+    expect(groupsOf(t, "music").map((g) => g.name)).toEqual(["music"]);
+  });
+
   it("fills defaults: zone, region, public URL, network", () => {
     const t = parseTopology(minimal());
     expect(t.groups[0]).toMatchObject({ region: "local", zone: "a", publicUrl: "http://127.0.0.1:9000", inProcess: "direct" });
@@ -43,6 +50,8 @@ describe("topology files", () => {
   it.each([
     [{ groups: { one: { components: all } } }, /address/],
     [{ groups: { one: { components: [...all, "auth"], address: "h:1" } } }, /two groups/],
+    [{ groups: { one: { components: all, address: "h:1" }, two: { components: ["music"], address: "h:2" } } }, /only engine may run in several/],
+    [{ groups: { one: { components: all, address: "h:1" }, two: { components: ["engine", "music"], address: "h:2" } } }, /a second engine must run alone/],
     [{ groups: { one: { components: ["auth", "nope"], address: "h:1" } } }, /unknown component "nope"/],
     [{ groups: { one: { components: ["auth"], address: "h:1" } } }, /"worldgen" is not placed/],
     [{ groups: { one: { components: all, address: "no-port" } } }, /host:port/],
@@ -123,5 +132,18 @@ describe("topology JSON Schema", () => {
     };
     expect(schema.required).toEqual(["name", "groups"]);
     expect(schema.properties.groups.additionalProperties.required).toEqual(["components", "address"]);
+  });
+});
+
+describe("a component in several groups", () => {
+  it("is called in the group a client names, the first group by default, and never in a group that does not run it", async () => {
+    const { createRuntime } = await import("../src/index.js");
+    const t = await loadTopology("microservices-sharded", repoTopologies);
+    const runtime = createRuntime({ topology: t, group: "initiator", verifier: { verify: () => Promise.reject(new Error("unused")) } });
+    expect(runtime.plan("engine", "initiator").targetGroup.name).toBe("engine-1");
+    expect(runtime.plan("engine", "initiator", "engine-3")).toMatchObject({ mode: "networked", targetGroup: { name: "engine-3", address: "127.0.0.1:7078" } });
+    expect(() => runtime.plan("engine", "initiator", "music")).toThrow(/group music .* does not run engine/);
+    expect(() => runtime.plan("engine", "initiator", "engine-9")).toThrow(/no group "engine-9"/);
+    runtime.close();
   });
 });

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file flaplab/engine/v1/engine.proto.
  */
 export const file_flaplab_engine_v1_engine: GenFile = /*@__PURE__*/
-  fileDesc("Ch5mbGFwbGFiL2VuZ2luZS92MS9lbmdpbmUucHJvdG8SEWZsYXBsYWIuZW5naW5lLnYxIigKB0JpcmRCb3gSDQoFd2lkdGgYASABKAUSDgoGaGVpZ2h0GAIgASgFIngKEFN0YXJ0R2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIpCgV3b3JsZBgCIAEoCzIaLmZsYXBsYWIud29ybGRnZW4udjEuV29ybGQSKAoEYmlyZBgDIAEoCzIaLmZsYXBsYWIuZW5naW5lLnYxLkJpcmRCb3giOwoRU3RhcnRHYW1lUmVzcG9uc2USDwoHZ2FtZV9pZBgBIAEoCRIVCg1waXBlc19pbl92aWV3GAIgASgFIm8KEkhhbmRsZUlucHV0UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEiMKA2tleRgCIAEoDjIWLmZsYXBsYWIuZW5naW5lLnYxLktleRILCgNzZXEYAyABKA0SFgoOY2xpZW50X3RpbWVfbXMYBCABKAEiUAoTSGFuZGxlSW5wdXRSZXNwb25zZRIMCgR0aWNrGAEgASgNEisKBXN0YXRlGAIgASgOMhwuZmxhcGxhYi5lbmdpbmUudjEuUGxheVN0YXRlKikKA0tleRITCg9LRVlfVU5TUEVDSUZJRUQQABINCglLRVlfU1BBQ0UQASpqCglQbGF5U3RhdGUSGgoWUExBWV9TVEFURV9VTlNQRUNJRklFRBAAEhQKEFBMQVlfU1RBVEVfUkVBRFkQARIWChJQTEFZX1NUQVRFX1BMQVlJTkcQAhITCg9QTEFZX1NUQVRFX09WRVIQAzLFAQoNRW5naW5lU2VydmljZRJWCglTdGFydEdhbWUSIy5mbGFwbGFiLmVuZ2luZS52MS5TdGFydEdhbWVSZXF1ZXN0GiQuZmxhcGxhYi5lbmdpbmUudjEuU3RhcnRHYW1lUmVzcG9uc2USXAoLSGFuZGxlSW5wdXQSJS5mbGFwbGFiLmVuZ2luZS52MS5IYW5kbGVJbnB1dFJlcXVlc3QaJi5mbGFwbGFiLmVuZ2luZS52MS5IYW5kbGVJbnB1dFJlc3BvbnNlYgZwcm90bzM", [file_flaplab_worldgen_v1_worldgen]);
+  fileDesc("Ch5mbGFwbGFiL2VuZ2luZS92MS9lbmdpbmUucHJvdG8SEWZsYXBsYWIuZW5naW5lLnYxIigKB0JpcmRCb3gSDQoFd2lkdGgYASABKAUSDgoGaGVpZ2h0GAIgASgFIngKEFN0YXJ0R2FtZVJlcXVlc3QSDwoHZ2FtZV9pZBgBIAEoCRIpCgV3b3JsZBgCIAEoCzIaLmZsYXBsYWIud29ybGRnZW4udjEuV29ybGQSKAoEYmlyZBgDIAEoCzIaLmZsYXBsYWIuZW5naW5lLnYxLkJpcmRCb3giOwoRU3RhcnRHYW1lUmVzcG9uc2USDwoHZ2FtZV9pZBgBIAEoCRIVCg1waXBlc19pbl92aWV3GAIgASgFIm8KEkhhbmRsZUlucHV0UmVxdWVzdBIPCgdnYW1lX2lkGAEgASgJEiMKA2tleRgCIAEoDjIWLmZsYXBsYWIuZW5naW5lLnYxLktleRILCgNzZXEYAyABKA0SFgoOY2xpZW50X3RpbWVfbXMYBCABKAEiUAoTSGFuZGxlSW5wdXRSZXNwb25zZRIMCgR0aWNrGAEgASgNEisKBXN0YXRlGAIgASgOMhwuZmxhcGxhYi5lbmdpbmUudjEuUGxheVN0YXRlIiQKEVJlc3VtZUdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiSgoSUmVzdW1lR2FtZVJlc3BvbnNlEg8KB2dhbWVfaWQYASABKAkSDAoEdGljaxgCIAEoDRIVCg1waXBlc19pbl92aWV3GAMgASgFKikKA0tleRITCg9LRVlfVU5TUEVDSUZJRUQQABINCglLRVlfU1BBQ0UQASpqCglQbGF5U3RhdGUSGgoWUExBWV9TVEFURV9VTlNQRUNJRklFRBAAEhQKEFBMQVlfU1RBVEVfUkVBRFkQARIWChJQTEFZX1NUQVRFX1BMQVlJTkcQAhITCg9QTEFZX1NUQVRFX09WRVIQAzKgAgoNRW5naW5lU2VydmljZRJWCglTdGFydEdhbWUSIy5mbGFwbGFiLmVuZ2luZS52MS5TdGFydEdhbWVSZXF1ZXN0GiQuZmxhcGxhYi5lbmdpbmUudjEuU3RhcnRHYW1lUmVzcG9uc2USXAoLSGFuZGxlSW5wdXQSJS5mbGFwbGFiLmVuZ2luZS52MS5IYW5kbGVJbnB1dFJlcXVlc3QaJi5mbGFwbGFiLmVuZ2luZS52MS5IYW5kbGVJbnB1dFJlc3BvbnNlElkKClJlc3VtZUdhbWUSJC5mbGFwbGFiLmVuZ2luZS52MS5SZXN1bWVHYW1lUmVxdWVzdBolLmZsYXBsYWIuZW5naW5lLnYxLlJlc3VtZUdhbWVSZXNwb25zZWIGcHJvdG8z", [file_flaplab_worldgen_v1_worldgen]);
 
 /**
  * @generated from message flaplab.engine.v1.BirdBox
@@ -148,6 +148,52 @@ export const HandleInputResponseSchema: GenMessage<HandleInputResponse> = /*@__P
   messageDesc(file_flaplab_engine_v1_engine, 4);
 
 /**
+ * @generated from message flaplab.engine.v1.ResumeGameRequest
+ */
+export type ResumeGameRequest = Message<"flaplab.engine.v1.ResumeGameRequest"> & {
+  /**
+   * @generated from field: string game_id = 1;
+   */
+  gameId: string;
+};
+
+/**
+ * Describes the message flaplab.engine.v1.ResumeGameRequest.
+ * Use `create(ResumeGameRequestSchema)` to create a new message.
+ */
+export const ResumeGameRequestSchema: GenMessage<ResumeGameRequest> = /*@__PURE__*/
+  messageDesc(file_flaplab_engine_v1_engine, 5);
+
+/**
+ * @generated from message flaplab.engine.v1.ResumeGameResponse
+ */
+export type ResumeGameResponse = Message<"flaplab.engine.v1.ResumeGameResponse"> & {
+  /**
+   * @generated from field: string game_id = 1;
+   */
+  gameId: string;
+
+  /**
+   * The tick the game continues from (its last snapshot's).
+   *
+   * @generated from field: uint32 tick = 2;
+   */
+  tick: number;
+
+  /**
+   * @generated from field: int32 pipes_in_view = 3;
+   */
+  pipesInView: number;
+};
+
+/**
+ * Describes the message flaplab.engine.v1.ResumeGameResponse.
+ * Use `create(ResumeGameResponseSchema)` to create a new message.
+ */
+export const ResumeGameResponseSchema: GenMessage<ResumeGameResponse> = /*@__PURE__*/
+  messageDesc(file_flaplab_engine_v1_engine, 6);
+
+/**
  * @generated from enum flaplab.engine.v1.Key
  */
 export enum Key {
@@ -224,6 +270,17 @@ export const EngineService: GenService<{
     methodKind: "unary";
     input: typeof HandleInputRequestSchema;
     output: typeof HandleInputResponseSchema;
+  },
+  /**
+   * ResumeGame takes over a game from the snapshot store (its engine died or was drained): the
+   * game continues here from its last snapshot, and its stream opens here.
+   *
+   * @generated from rpc flaplab.engine.v1.EngineService.ResumeGame
+   */
+  resumeGame: {
+    methodKind: "unary";
+    input: typeof ResumeGameRequestSchema;
+    output: typeof ResumeGameResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_flaplab_engine_v1_engine, 0);

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file flaplab/engine/v1/stream.proto.
  */
 export const file_flaplab_engine_v1_stream: GenFile = /*@__PURE__*/
-  fileDesc("Ch5mbGFwbGFiL2VuZ2luZS92MS9zdHJlYW0ucHJvdG8SEWZsYXBsYWIuZW5naW5lLnYxIjIKC0NsaWVudElucHV0EgsKA3NlcRgBIAEoDRIWCg5jbGllbnRfdGltZV9tcxgCIAEoASKlAQoRR2FtZVN0cmVhbU1lc3NhZ2USKQoFZnJhbWUYASABKAsyGC5mbGFwbGFiLmVuZ2luZS52MS5GcmFtZUgAEjEKB3N1bW1hcnkYAiABKAsyHi5mbGFwbGFiLmVuZ2luZS52MS5HYW1lU3VtbWFyeUgAEioKA2FjaxgDIAEoCzIbLmZsYXBsYWIuZW5naW5lLnYxLklucHV0QWNrSABCBgoEa2luZCJMCghJbnB1dEFjaxIMCgR0aWNrGAEgASgNEgsKA3NlcRgCIAEoDRIOCgZiaXJkX3kYAyABKAESFQoNYmlyZF92ZWxvY2l0eRgEIAEoASKhAwoFRnJhbWUSDAoEdGljaxgBIAEoDRIOCgZiaXJkX3kYAiABKAESGgoNcmVmbGVjdGVkX3NlcRgDIAEoDUgAiAEBEhIKBXNjb3JlGAQgASgFSAGIAQESFwoKcGlwZV9zcGVlZBgFIAEoAUgCiAEBEhoKDXBpcGVfd2luZG93X3gYBiABKAFIA4gBARIpCgVwaXBlcxgHIAMoCzIaLmZsYXBsYWIuZW5naW5lLnYxLlBpcGVHYXASEQoJZ2FtZV9vdmVyGAggASgIEgwKBGZ1bGwYCSABKAgSEgoKY291cnNlX2VuZBgKIAEoCBIZCgxwaXBlX3NwYWNpbmcYCyABKAFIBIgBARIXCgpwaXBlX3dpZHRoGAwgASgBSAWIAQFCEAoOX3JlZmxlY3RlZF9zZXFCCAoGX3Njb3JlQg0KC19waXBlX3NwZWVkQhAKDl9waXBlX3dpbmRvd194Qg8KDV9waXBlX3NwYWNpbmdCDQoLX3BpcGVfd2lkdGhKBAgNEA5KBAgOEA9SCWlucHV0X2Fja1INYmlyZF92ZWxvY2l0eSI/CgdQaXBlR2FwEg0KBWluZGV4GAEgASgNEhEKCWdhcF9zdGFydBgCIAEoARISCgpnYXBfaGVpZ2h0GAMgASgBIpACCgtHYW1lU3VtbWFyeRINCgVzY29yZRgBIAEoBRINCgV0aWNrcxgCIAEoDRIQCghyZWNvcmRlZBgDIAEoCBIUCgxyZWNvcmRfZXJyb3IYBCABKAkSEwoLZnJhbWVzX3NlbnQYBSABKA0SEwoLZnJhbWVfYnl0ZXMYBiABKAQSGAoQZnJhbWVzX3VuZGVyXzFrYhgHIAEoDRIcChR0aWNrX2xhdGVuZXNzX3A1MF91cxgIIAEoDRIcChR0aWNrX2xhdGVuZXNzX21heF91cxgJIAEoDRIVCg10aWNrc19za2lwcGVkGAogASgNEhEKCWFja3Nfc2VudBgLIAEoDRIRCglhY2tfYnl0ZXMYDCABKARiBnByb3RvMw");
+  fileDesc("Ch5mbGFwbGFiL2VuZ2luZS92MS9zdHJlYW0ucHJvdG8SEWZsYXBsYWIuZW5naW5lLnYxIjIKC0NsaWVudElucHV0EgsKA3NlcRgBIAEoDRIWCg5jbGllbnRfdGltZV9tcxgCIAEoASLQAQoRR2FtZVN0cmVhbU1lc3NhZ2USKQoFZnJhbWUYASABKAsyGC5mbGFwbGFiLmVuZ2luZS52MS5GcmFtZUgAEjEKB3N1bW1hcnkYAiABKAsyHi5mbGFwbGFiLmVuZ2luZS52MS5HYW1lU3VtbWFyeUgAEioKA2FjaxgDIAEoCzIbLmZsYXBsYWIuZW5naW5lLnYxLklucHV0QWNrSAASKQoFbW92ZWQYBCABKAsyGC5mbGFwbGFiLmVuZ2luZS52MS5Nb3ZlZEgAQgYKBGtpbmQiVwoFTW92ZWQSEgoKZW5naW5lX3VybBgBIAEoCRIVCg1lbmdpbmVfd3NfdXJsGAIgASgJEhUKDXN0cmVhbV90aWNrZXQYAyABKAkSDAoEdGljaxgEIAEoDSJMCghJbnB1dEFjaxIMCgR0aWNrGAEgASgNEgsKA3NlcRgCIAEoDRIOCgZiaXJkX3kYAyABKAESFQoNYmlyZF92ZWxvY2l0eRgEIAEoASKhAwoFRnJhbWUSDAoEdGljaxgBIAEoDRIOCgZiaXJkX3kYAiABKAESGgoNcmVmbGVjdGVkX3NlcRgDIAEoDUgAiAEBEhIKBXNjb3JlGAQgASgFSAGIAQESFwoKcGlwZV9zcGVlZBgFIAEoAUgCiAEBEhoKDXBpcGVfd2luZG93X3gYBiABKAFIA4gBARIpCgVwaXBlcxgHIAMoCzIaLmZsYXBsYWIuZW5naW5lLnYxLlBpcGVHYXASEQoJZ2FtZV9vdmVyGAggASgIEgwKBGZ1bGwYCSABKAgSEgoKY291cnNlX2VuZBgKIAEoCBIZCgxwaXBlX3NwYWNpbmcYCyABKAFIBIgBARIXCgpwaXBlX3dpZHRoGAwgASgBSAWIAQFCEAoOX3JlZmxlY3RlZF9zZXFCCAoGX3Njb3JlQg0KC19waXBlX3NwZWVkQhAKDl9waXBlX3dpbmRvd194Qg8KDV9waXBlX3NwYWNpbmdCDQoLX3BpcGVfd2lkdGhKBAgNEA5KBAgOEA9SCWlucHV0X2Fja1INYmlyZF92ZWxvY2l0eSI/CgdQaXBlR2FwEg0KBWluZGV4GAEgASgNEhEKCWdhcF9zdGFydBgCIAEoARISCgpnYXBfaGVpZ2h0GAMgASgBIpACCgtHYW1lU3VtbWFyeRINCgVzY29yZRgBIAEoBRINCgV0aWNrcxgCIAEoDRIQCghyZWNvcmRlZBgDIAEoCBIUCgxyZWNvcmRfZXJyb3IYBCABKAkSEwoLZnJhbWVzX3NlbnQYBSABKA0SEwoLZnJhbWVfYnl0ZXMYBiABKAQSGAoQZnJhbWVzX3VuZGVyXzFrYhgHIAEoDRIcChR0aWNrX2xhdGVuZXNzX3A1MF91cxgIIAEoDRIcChR0aWNrX2xhdGVuZXNzX21heF91cxgJIAEoDRIVCg10aWNrc19za2lwcGVkGAogASgNEhEKCWFja3Nfc2VudBgLIAEoDRIRCglhY2tfYnl0ZXMYDCABKARiBnByb3RvMw");
 
 /**
  * Client → engine: one key press. The first one starts the game (no flap); later ones flap.
@@ -67,6 +67,12 @@ export type GameStreamMessage = Message<"flaplab.engine.v1.GameStreamMessage"> &
      */
     value: InputAck;
     case: "ack";
+  } | {
+    /**
+     * @generated from field: flaplab.engine.v1.Moved moved = 4;
+     */
+    value: Moved;
+    case: "moved";
   } | { case: undefined; value?: undefined };
 };
 
@@ -76,6 +82,49 @@ export type GameStreamMessage = Message<"flaplab.engine.v1.GameStreamMessage"> &
  */
 export const GameStreamMessageSchema: GenMessage<GameStreamMessage> = /*@__PURE__*/
   messageDesc(file_flaplab_engine_v1_stream, 1);
+
+/**
+ * The game has moved to another engine (this one is draining): nothing more comes on this stream,
+ * which closes with 4301. The client opens the game's stream at the new URL (the same link kind as
+ * before) with the new ticket and re-sends every input no tick frame has reflected yet; inputs the
+ * game already applied are dropped there (by seq), so each is applied once.
+ *
+ * @generated from message flaplab.engine.v1.Moved
+ */
+export type Moved = Message<"flaplab.engine.v1.Moved"> & {
+  /**
+   * The new engine's stream URL over WebTransport, and over plain WebSocket.
+   *
+   * @generated from field: string engine_url = 1;
+   */
+  engineUrl: string;
+
+  /**
+   * @generated from field: string engine_ws_url = 2;
+   */
+  engineWsUrl: string;
+
+  /**
+   * Opens the stream at the new engine (as StartGameResponse.stream_ticket).
+   *
+   * @generated from field: string stream_ticket = 3;
+   */
+  streamTicket: string;
+
+  /**
+   * The tick the game continues from.
+   *
+   * @generated from field: uint32 tick = 4;
+   */
+  tick: number;
+};
+
+/**
+ * Describes the message flaplab.engine.v1.Moved.
+ * Use `create(MovedSchema)` to create a new message.
+ */
+export const MovedSchema: GenMessage<Moved> = /*@__PURE__*/
+  messageDesc(file_flaplab_engine_v1_stream, 2);
 
 /**
  * The engine applied a flap input between ticks, after the full frame: sent as soon as it did, not
@@ -119,7 +168,7 @@ export type InputAck = Message<"flaplab.engine.v1.InputAck"> & {
  * Use `create(InputAckSchema)` to create a new message.
  */
 export const InputAckSchema: GenMessage<InputAck> = /*@__PURE__*/
-  messageDesc(file_flaplab_engine_v1_stream, 2);
+  messageDesc(file_flaplab_engine_v1_stream, 3);
 
 /**
  * One engine tick. After the first (full) frame a frame carries only what changed: pipe positions
@@ -218,7 +267,7 @@ export type Frame = Message<"flaplab.engine.v1.Frame"> & {
  * Use `create(FrameSchema)` to create a new message.
  */
 export const FrameSchema: GenMessage<Frame> = /*@__PURE__*/
-  messageDesc(file_flaplab_engine_v1_stream, 3);
+  messageDesc(file_flaplab_engine_v1_stream, 4);
 
 /**
  * The opening of pipe `index` of the world.
@@ -247,7 +296,7 @@ export type PipeGap = Message<"flaplab.engine.v1.PipeGap"> & {
  * Use `create(PipeGapSchema)` to create a new message.
  */
 export const PipeGapSchema: GenMessage<PipeGap> = /*@__PURE__*/
-  messageDesc(file_flaplab_engine_v1_stream, 4);
+  messageDesc(file_flaplab_engine_v1_stream, 5);
 
 /**
  * Sent once after the game-over frame, when the run has gone to the score component.
@@ -335,5 +384,5 @@ export type GameSummary = Message<"flaplab.engine.v1.GameSummary"> & {
  * Use `create(GameSummarySchema)` to create a new message.
  */
 export const GameSummarySchema: GenMessage<GameSummary> = /*@__PURE__*/
-  messageDesc(file_flaplab_engine_v1_stream, 5);
+  messageDesc(file_flaplab_engine_v1_stream, 6);
 

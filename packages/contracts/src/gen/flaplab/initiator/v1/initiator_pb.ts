@@ -14,7 +14,24 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file flaplab/initiator/v1/initiator.proto.
  */
 export const file_flaplab_initiator_v1_initiator: GenFile = /*@__PURE__*/
-  fileDesc("CiRmbGFwbGFiL2luaXRpYXRvci92MS9pbml0aWF0b3IucHJvdG8SFGZsYXBsYWIuaW5pdGlhdG9yLnYxIokBChBTdGFydEdhbWVSZXF1ZXN0Ei8KCHZpZXdwb3J0GAEgASgLMh0uZmxhcGxhYi53b3JsZGdlbi52MS5WaWV3cG9ydBIoCgRiaXJkGAIgASgLMhouZmxhcGxhYi5lbmdpbmUudjEuQmlyZEJveBIRCgRzZWVkGAMgASgDSACIAQFCBwoFX3NlZWQitAEKEVN0YXJ0R2FtZVJlc3BvbnNlEg8KB2dhbWVfaWQYASABKAkSDAoEc2VlZBgCIAEoAxISCgplbmdpbmVfdXJsGAMgASgJEhEKCW11c2ljX3VybBgEIAEoCRIVCg1waXBlc19pbl92aWV3GAUgASgFEhUKDXN0cmVhbV90aWNrZXQYBiABKAkSFQoNZW5naW5lX3dzX3VybBgHIAEoCRIUCgxtdXNpY193c191cmwYCCABKAkycAoQSW5pdGlhdG9yU2VydmljZRJcCglTdGFydEdhbWUSJi5mbGFwbGFiLmluaXRpYXRvci52MS5TdGFydEdhbWVSZXF1ZXN0GicuZmxhcGxhYi5pbml0aWF0b3IudjEuU3RhcnRHYW1lUmVzcG9uc2ViBnByb3RvMw", [file_flaplab_engine_v1_engine, file_flaplab_worldgen_v1_worldgen]);
+  fileDesc("CiRmbGFwbGFiL2luaXRpYXRvci92MS9pbml0aWF0b3IucHJvdG8SFGZsYXBsYWIuaW5pdGlhdG9yLnYxIiQKEVJlc3VtZUdhbWVSZXF1ZXN0Eg8KB2dhbWVfaWQYASABKAkiiQEKEFN0YXJ0R2FtZVJlcXVlc3QSLwoIdmlld3BvcnQYASABKAsyHS5mbGFwbGFiLndvcmxkZ2VuLnYxLlZpZXdwb3J0EigKBGJpcmQYAiABKAsyGi5mbGFwbGFiLmVuZ2luZS52MS5CaXJkQm94EhEKBHNlZWQYAyABKANIAIgBAUIHCgVfc2VlZCK0AQoRU3RhcnRHYW1lUmVzcG9uc2USDwoHZ2FtZV9pZBgBIAEoCRIMCgRzZWVkGAIgASgDEhIKCmVuZ2luZV91cmwYAyABKAkSEQoJbXVzaWNfdXJsGAQgASgJEhUKDXBpcGVzX2luX3ZpZXcYBSABKAUSFQoNc3RyZWFtX3RpY2tldBgGIAEoCRIVCg1lbmdpbmVfd3NfdXJsGAcgASgJEhQKDG11c2ljX3dzX3VybBgIIAEoCSJZChJSZXN1bWVHYW1lUmVzcG9uc2USNQoEZ2FtZRgBIAEoCzInLmZsYXBsYWIuaW5pdGlhdG9yLnYxLlN0YXJ0R2FtZVJlc3BvbnNlEgwKBHRpY2sYAiABKA0y0QEKEEluaXRpYXRvclNlcnZpY2USXAoJU3RhcnRHYW1lEiYuZmxhcGxhYi5pbml0aWF0b3IudjEuU3RhcnRHYW1lUmVxdWVzdBonLmZsYXBsYWIuaW5pdGlhdG9yLnYxLlN0YXJ0R2FtZVJlc3BvbnNlEl8KClJlc3VtZUdhbWUSJy5mbGFwbGFiLmluaXRpYXRvci52MS5SZXN1bWVHYW1lUmVxdWVzdBooLmZsYXBsYWIuaW5pdGlhdG9yLnYxLlJlc3VtZUdhbWVSZXNwb25zZWIGcHJvdG8z", [file_flaplab_engine_v1_engine, file_flaplab_worldgen_v1_worldgen]);
+
+/**
+ * @generated from message flaplab.initiator.v1.ResumeGameRequest
+ */
+export type ResumeGameRequest = Message<"flaplab.initiator.v1.ResumeGameRequest"> & {
+  /**
+   * @generated from field: string game_id = 1;
+   */
+  gameId: string;
+};
+
+/**
+ * Describes the message flaplab.initiator.v1.ResumeGameRequest.
+ * Use `create(ResumeGameRequestSchema)` to create a new message.
+ */
+export const ResumeGameRequestSchema: GenMessage<ResumeGameRequest> = /*@__PURE__*/
+  messageDesc(file_flaplab_initiator_v1_initiator, 0);
 
 /**
  * @generated from message flaplab.initiator.v1.StartGameRequest
@@ -45,7 +62,7 @@ export type StartGameRequest = Message<"flaplab.initiator.v1.StartGameRequest"> 
  * Use `create(StartGameRequestSchema)` to create a new message.
  */
 export const StartGameRequestSchema: GenMessage<StartGameRequest> = /*@__PURE__*/
-  messageDesc(file_flaplab_initiator_v1_initiator, 0);
+  messageDesc(file_flaplab_initiator_v1_initiator, 1);
 
 /**
  * @generated from message flaplab.initiator.v1.StartGameResponse
@@ -107,7 +124,33 @@ export type StartGameResponse = Message<"flaplab.initiator.v1.StartGameResponse"
  * Use `create(StartGameResponseSchema)` to create a new message.
  */
 export const StartGameResponseSchema: GenMessage<StartGameResponse> = /*@__PURE__*/
-  messageDesc(file_flaplab_initiator_v1_initiator, 1);
+  messageDesc(file_flaplab_initiator_v1_initiator, 2);
+
+/**
+ * @generated from message flaplab.initiator.v1.ResumeGameResponse
+ */
+export type ResumeGameResponse = Message<"flaplab.initiator.v1.ResumeGameResponse"> & {
+  /**
+   * What StartGame answered, for the same game: the new engine's stream URLs and a new ticket.
+   *
+   * @generated from field: flaplab.initiator.v1.StartGameResponse game = 1;
+   */
+  game?: StartGameResponse | undefined;
+
+  /**
+   * The tick the game continues from.
+   *
+   * @generated from field: uint32 tick = 2;
+   */
+  tick: number;
+};
+
+/**
+ * Describes the message flaplab.initiator.v1.ResumeGameResponse.
+ * Use `create(ResumeGameResponseSchema)` to create a new message.
+ */
+export const ResumeGameResponseSchema: GenMessage<ResumeGameResponse> = /*@__PURE__*/
+  messageDesc(file_flaplab_initiator_v1_initiator, 3);
 
 /**
  * InitiatorService starts a game: world generator, then engine.
@@ -122,6 +165,17 @@ export const InitiatorService: GenService<{
     methodKind: "unary";
     input: typeof StartGameRequestSchema;
     output: typeof StartGameResponseSchema;
+  },
+  /**
+   * ResumeGame places a game whose engine went away (its stream ended without game over or Moved)
+   * on a live engine, which continues it from its last snapshot. Only the game's player may.
+   *
+   * @generated from rpc flaplab.initiator.v1.InitiatorService.ResumeGame
+   */
+  resumeGame: {
+    methodKind: "unary";
+    input: typeof ResumeGameRequestSchema;
+    output: typeof ResumeGameResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_flaplab_initiator_v1_initiator, 0);

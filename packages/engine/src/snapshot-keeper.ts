@@ -1,0 +1,255 @@
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { PlayState } from "@flaplab/contracts/engine/v1/engine_pb";
+import {
+  GameOriginSchema,
+  type GameSnapshot as SnapshotMessage,
+  GameSnapshotSchema,
+} from "@flaplab/contracts/engine/v1/snapshot_pb";
+import { type Phase, createGame } from "@flaplab/physics";
+import type { EngineBeat, SnapshotStore, StoredGame } from "@flaplab/snapshots";
+import type { Game, GameSnapshot, GameTable } from "./games.js";
+
+/** The logging the keeper needs; a pino logger fits. */
+export interface KeeperLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+export interface SnapshotKeeperOptions {
+  readonly store: SnapshotStore;
+  /** This engine's name (its group in the topology). */
+  readonly engine: string;
+  readonly games: GameTable;
+  readonly logger?: KeeperLogger;
+  /** Epoch ms (default Date.now). */
+  readonly clock?: () => number;
+  /** Heartbeat period and time to live, ms (default 200 and 1000). */
+  readonly heartbeatIntervalMs?: number;
+  readonly heartbeatTtlMs?: number;
+}
+
+export const DEFAULT_HEARTBEAT_INTERVAL_MS = 200;
+export const DEFAULT_HEARTBEAT_TTL_MS = 1000;
+/** Failed writes are logged at most this often, with a count of the others. */
+const FAILURE_LOG_INTERVAL_MS = 5000;
+
+const PHASE_STATE: Record<Phase, PlayState> = { ready: PlayState.READY, playing: PlayState.PLAYING, over: PlayState.OVER };
+
+/**
+ * Keeps the snapshot store up to date with this engine's live games: a game's origin once, then
+ * its state after every tick, all games ticked in one scheduler round in one batch (written when
+ * the round's synchronous work is done; a round that comes while a batch is on its way joins the
+ * next one). Also continues games from the store (`resume`), beats this engine's heartbeat, and
+ * says when it drains.
+ */
+export class SnapshotKeeper {
+  readonly store: SnapshotStore;
+  readonly engine: string;
+  private readonly games: GameTable;
+  private readonly logger: KeeperLogger | undefined;
+  private readonly clock: () => number;
+  private readonly dirty = new Map<string, Game>();
+  private readonly withOrigin = new Set<string>();
+  private flushQueued = false;
+  private inFlight: Promise<void> | undefined;
+  private heartbeat: ReturnType<typeof setInterval> | undefined;
+  private failures = { lastLogMs: Number.NEGATIVE_INFINITY, unlogged: 0 };
+  private readonly heartbeatIntervalMs: number;
+  private readonly heartbeatTtlMs: number;
+  /** Snapshot batches written, and games in them (for stats and tests). */
+  batches = 0;
+  snapshotsWritten = 0;
+  draining = false;
+
+  constructor(options: SnapshotKeeperOptions) {
+    this.store = options.store;
+    this.engine = options.engine;
+    this.games = options.games;
+    this.logger = options.logger;
+    this.clock = options.clock ?? Date.now;
+    this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
+    this.heartbeatTtlMs = options.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS;
+  }
+
+  /** Game `game` ticked (or took an input): its snapshot goes out with this round's batch. */
+  changed(game: Game): void {
+    this.dirty.set(game.id, game);
+    if (!this.withOrigin.has(game.id)) {
+      this.withOrigin.add(game.id);
+      this.store.writeOrigin(originOf(game)).catch((err: unknown) => this.failed("origin", err));
+    }
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    queueMicrotask(() => {
+      this.flushQueued = false;
+      if (this.inFlight === undefined) void this.flush();
+    });
+  }
+
+  /** Writes every changed game's snapshot now, in one batch; resolves when the store has them. */
+  async flush(): Promise<void> {
+    while (this.inFlight !== undefined) await this.inFlight;
+    if (this.dirty.size === 0) return;
+    const now = this.clock();
+    const batch: SnapshotMessage[] = [];
+    for (const game of this.dirty.values()) batch.push(snapshotOf(game, this.engine, now));
+    this.dirty.clear();
+    const write = this.store.writeSnapshots(batch).then(
+      () => {
+        this.batches++;
+        this.snapshotsWritten += batch.length;
+      },
+      (err: unknown) => this.failed("snapshots", err),
+    );
+    this.inFlight = write;
+    await write;
+    this.inFlight = undefined;
+    // Rounds that came while this batch was on its way.
+    if (this.dirty.size > 0 && !this.flushQueued) void this.flush();
+  }
+
+  /** The game ended (or moved away): it is no longer written, and ended games leave the store. */
+  forget(gameId: string, ended: boolean): void {
+    this.dirty.delete(gameId);
+    this.withOrigin.delete(gameId);
+    if (ended) this.store.remove([gameId]).catch((err: unknown) => this.failed("remove", err));
+  }
+
+  /**
+   * Continues game `gameId` of player `username` here from its stored snapshot (or returns it
+   * when it is already here). NotFound when the store has no such game; PermissionDenied when
+   * it is another player's; FailedPrecondition when it is over.
+   */
+  async resume(gameId: string, username: string): Promise<Game> {
+    const here = this.games.get(gameId);
+    if (here) {
+      if (here.owner.username !== username) throw new ConnectError(`game ${gameId} belongs to another player`, Code.PermissionDenied);
+      return here;
+    }
+    let stored: StoredGame | undefined;
+    try {
+      stored = await this.store.read(gameId);
+    } catch (err) {
+      throw new ConnectError(`the snapshot store cannot be read: ${(err as Error).message}`, Code.Unavailable);
+    }
+    if (!stored) throw new ConnectError(`game ${gameId} has no snapshot to continue from`, Code.NotFound);
+    if (stored.origin.owner !== username) throw new ConnectError(`game ${gameId} belongs to another player`, Code.PermissionDenied);
+    if (stored.snapshot.phase === PlayState.OVER) throw new ConnectError(`game ${gameId} is over`, Code.FailedPrecondition);
+    // It may have arrived while the store was read (two resumes at once).
+    const arrived = this.games.get(gameId);
+    if (arrived) return arrived;
+    const game = this.games.adopt(gameOf(stored, this.clock()));
+    this.withOrigin.add(gameId);
+    this.logger?.info({ event: "game-resumed", gameId, tick: game.state.tick, from: stored.snapshot.engine }, "game continued from its snapshot");
+    return game;
+  }
+
+  /** Beats this engine's heartbeat every interval, at once first. */
+  startHeartbeats(): Promise<void> {
+    const beat = () => this.store.heartbeat(this.beat(), this.heartbeatTtlMs).catch((err: unknown) => this.failed("heartbeat", err));
+    this.heartbeat ??= setInterval(beat, this.heartbeatIntervalMs);
+    this.heartbeat.unref();
+    return beat();
+  }
+
+  /** This engine takes no new games: says so at once (the next heartbeats keep saying it). */
+  async startDraining(): Promise<void> {
+    this.draining = true;
+    await this.store.heartbeat(this.beat(), this.heartbeatTtlMs).catch((err: unknown) => this.failed("heartbeat", err));
+  }
+
+  /** Stops the heartbeats and says this engine is gone. */
+  async stop(): Promise<void> {
+    if (this.heartbeat !== undefined) clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+    await this.flush();
+    await this.store.retire(this.engine).catch((err: unknown) => this.failed("retire", err));
+  }
+
+  private beat(): EngineBeat {
+    return { engine: this.engine, games: this.games.size, maxGames: this.games.maxGames, draining: this.draining };
+  }
+
+  private failed(what: string, err: unknown): void {
+    const now = this.clock();
+    if (now - this.failures.lastLogMs < FAILURE_LOG_INTERVAL_MS) {
+      this.failures.unlogged++;
+      return;
+    }
+    this.logger?.warn({ event: "snapshot-store-error", what, err: (err as Error).message, alsoFailed: this.failures.unlogged }, "snapshot store write failed");
+    this.failures = { lastLogMs: now, unlogged: 0 };
+  }
+}
+
+/** A game's origin: its world, bird and player. */
+export function originOf(game: Game) {
+  const { course, bird } = game.state;
+  return create(GameOriginSchema, {
+    gameId: game.id,
+    owner: game.owner.username,
+    world: {
+      seed: game.seed,
+      pipeSpacing: course.pipeSpacing,
+      viewport: { width: course.viewport.width, height: course.viewport.height },
+      pipes: course.pipes.map((p) => ({ gapStart: p.gapStart, gapHeight: p.gapHeight })),
+    },
+    bird: { width: bird.width, height: bird.height },
+    createdAtMs: game.createdAtMs,
+  });
+}
+
+/** A game's state now, as the store keeps it. */
+export function snapshotOf(game: Game, engine: string, nowMs: number): SnapshotMessage {
+  const s = game.state;
+  return create(GameSnapshotSchema, {
+    gameId: game.id,
+    engine,
+    phase: PHASE_STATE[s.phase],
+    tick: s.tick,
+    birdY: s.birdY,
+    birdVelocity: s.birdVelocity,
+    pipeSpeed: s.pipeSpeed,
+    pipeWindowX: s.pipeWindowX,
+    closestPipe: s.closestPipe,
+    score: s.score,
+    lastInputSeq: game.lastInputSeq,
+    reflectedSeq: game.reflectedSeq,
+    startedAtMs: game.startedAtMs ?? 0,
+    writtenAtMs: nowMs,
+  });
+}
+
+/** The game a stored snapshot describes, ready for `GameTable.adopt`. */
+export function gameOf(stored: StoredGame, nowMs: number): GameSnapshot {
+  const { origin, snapshot } = stored;
+  const world = origin.world;
+  if (!world?.viewport || !origin.bird) throw new ConnectError(`stored game ${origin.gameId} has no world`, Code.DataLoss);
+  const state = createGame(
+    { pipeSpacing: world.pipeSpacing, viewport: { width: world.viewport.width, height: world.viewport.height }, pipes: world.pipes },
+    { width: origin.bird.width, height: origin.bird.height },
+  );
+  // Field by field into createGame's object: one shape for every game (see physics' copyGame).
+  state.phase = snapshot.phase === PlayState.PLAYING ? "playing" : "ready";
+  state.tick = snapshot.tick;
+  state.birdY = snapshot.birdY;
+  state.birdVelocity = snapshot.birdVelocity;
+  state.pipeSpeed = snapshot.pipeSpeed;
+  state.pipeWindowX = snapshot.pipeWindowX;
+  state.closestPipe = snapshot.closestPipe;
+  state.score = snapshot.score;
+  return {
+    id: origin.gameId,
+    // The token is not stored: calls made for the player carry this engine's component credential.
+    owner: { username: origin.owner, token: "" },
+    seed: world.seed,
+    state,
+    createdAtMs: origin.createdAtMs,
+    startedAtMs: snapshot.startedAtMs > 0 ? snapshot.startedAtMs : undefined,
+    finishedAtMs: undefined,
+    lastActivityMs: nowMs,
+    lastInputSeq: snapshot.lastInputSeq,
+    reflectedSeq: snapshot.reflectedSeq,
+    inputs: [],
+  };
+}

@@ -1,0 +1,207 @@
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, type HandlerContext, createContextValues, createHandlerContext } from "@connectrpc/connect";
+import { principalKey } from "@flaplab/component";
+import { EngineService, PlayState, ResumeGameRequestSchema } from "@flaplab/contracts/engine/v1/engine_pb";
+import { type Frame, GameStreamMessageSchema, type Moved } from "@flaplab/contracts/engine/v1/stream_pb";
+import { CloseCode } from "@flaplab/game-stream";
+import { MemoryStreamSession } from "@flaplab/game-stream/testing";
+import { MemorySnapshotStore } from "@flaplab/snapshots";
+import { describe, expect, it } from "vitest";
+import { GameTable, ManualTickClock, SnapshotKeeper, TickScheduler, courseOf, createEngine, createGameSessionHandler } from "../src/index.js";
+import { fakeMusic, fakeScore, flush, input, memoryLogger, principal } from "./fakes.js";
+import { EASY_FLAP_TICKS, EASY_SEED, easyWorld } from "./fixtures.js";
+
+const alice = principal("alice");
+const bob = principal("bob");
+
+/** One engine of a deployment whose engines share `store`; all engines share `clock`. */
+function engine(name: string, store: MemorySnapshotStore, clock: ManualTickClock) {
+  const games = new GameTable({ sweepIntervalMs: 0 });
+  const scheduler = new TickScheduler({ clock });
+  const keeper = new SnapshotKeeper({ store, engine: name, games });
+  const score = fakeScore();
+  const handler = createGameSessionHandler({
+    games,
+    scheduler,
+    music: fakeMusic().client,
+    score: score.client,
+    logger: memoryLogger(),
+    snapshots: keeper,
+    recordRetryDelaysMs: [0],
+  });
+  return {
+    games,
+    keeper,
+    score,
+    handler,
+    rpc: createEngine({ games, snapshots: keeper }),
+    connect(id: string, who = alice) {
+      const session = new MemoryStreamSession({ gameId: id, principal: who });
+      handler(session);
+      return session;
+    },
+  };
+}
+
+const framesOf = (s: MemoryStreamSession): Frame[] =>
+  s.messages(GameStreamMessageSchema).flatMap((m) => (m.kind.case === "frame" ? [m.kind.value] : []));
+const movedOf = (s: MemoryStreamSession): Moved | undefined =>
+  s.messages(GameStreamMessageSchema).flatMap((m) => (m.kind.case === "moved" ? [m.kind.value] : []))[0];
+
+async function ticks(clock: ManualTickClock, n: number, each?: () => void): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    each?.();
+    clock.advance(33);
+    await flush();
+  }
+}
+
+describe("snapshots", () => {
+  it("are written every tick, every game of a round in one batch", async () => {
+    const store = new MemorySnapshotStore();
+    const clock = new ManualTickClock(10_000);
+    const a = engine("engine-a", store, clock);
+    for (const id of ["g1", "g2", "g3"]) {
+      a.games.create({ id, owner: alice, course: courseOf(easyWorld()), seed: EASY_SEED });
+      input(a.connect(id), 1);
+    }
+    await flush();
+    const before = a.keeper.batches;
+    await ticks(clock, 10);
+    // Ten ticks of three games: ten batches of three (a batch per round, not per game).
+    expect(a.keeper.batches - before).toBe(10);
+    const stored = await store.read("g2");
+    expect(stored?.snapshot).toMatchObject({ tick: 10, engine: "engine-a", phase: PlayState.PLAYING, lastInputSeq: 1 });
+    expect(stored?.snapshot.birdY).toBe(a.games.get("g2")!.state.birdY);
+    expect(stored?.origin.owner).toBe("alice");
+  });
+
+  it("let a drained game continue on another engine from the same tick, each input applied once, to the simulator's result", async () => {
+    const store = new MemorySnapshotStore();
+    const clock = new ManualTickClock(10_000);
+    const a = engine("engine-a", store, clock);
+    const b = engine("engine-b", store, clock);
+    a.games.create({ id: "easy", owner: alice, course: courseOf(easyWorld()), seed: EASY_SEED });
+    const flaps = new Set(EASY_FLAP_TICKS);
+    let seq = 1;
+    let session = a.connect("easy");
+    input(session, 1);
+    await flush();
+    // Flap before the tick that EASY_FLAP_TICKS names, as the simulator does.
+    const play = () => {
+      const last = framesOf(session).at(-1)?.tick ?? 0;
+      if (flaps.has(last + 1) && !sent.has(last + 1)) {
+        sent.add(last + 1);
+        input(session, ++seq);
+      }
+    };
+    const sent = new Set<number>();
+    await ticks(clock, 150, play);
+    const lastOnA = framesOf(session).at(-1)!.tick;
+    expect(lastOnA).toBe(150);
+
+    // An input the engine never reflected in a frame: the client will re-send it after the move.
+    input(session, ++seq);
+    await flush();
+    const drained = await a.handler.drain(async () => ({ engineUrl: "https://b/engine", engineWsUrl: "ws://b/engine", streamTicket: "t-b" }));
+    expect(drained).toEqual({ moved: 1, stranded: 0 });
+    expect(movedOf(session)).toMatchObject({ engineWsUrl: "ws://b/engine", streamTicket: "t-b", tick: 150 });
+    expect(session.end).toMatchObject({ code: CloseCode.Moved });
+    expect(a.games.has("easy")).toBe(false);
+    expect(a.score.calls).toHaveLength(0);
+
+    // The client opens the stream at B and re-sends what no frame reflected.
+    session = b.connect("easy");
+    input(session, seq); // applied on A before the drain (its snapshot says so): dropped
+    await flush();
+    expect(b.games.get("easy")?.state.tick).toBe(150);
+    expect(b.games.get("easy")?.lastInputSeq).toBe(seq);
+    await ticks(clock, 400, play);
+    const frames = framesOf(session);
+    expect(frames[0]).toMatchObject({ tick: 151, full: true });
+    const end = frames.at(-1)!;
+    expect(end).toMatchObject({ gameOver: true });
+    expect(b.score.calls).toHaveLength(1);
+    expect(await store.read("easy")).toBeUndefined();
+  });
+
+  it("continue the easy seed to 7 at tick 402 when the drain falls between two flaps", async () => {
+    const store = new MemorySnapshotStore();
+    const clock = new ManualTickClock(10_000);
+    const a = engine("engine-a", store, clock);
+    const b = engine("engine-b", store, clock);
+    a.games.create({ id: "easy", owner: alice, course: courseOf(easyWorld()), seed: EASY_SEED });
+    const flaps = new Set(EASY_FLAP_TICKS);
+    let seq = 1;
+    let session = a.connect("easy");
+    input(session, 1);
+    await flush();
+    const play = () => {
+      const last = framesOf(session).at(-1)?.tick ?? 0;
+      if (flaps.has(last + 1)) input(session, ++seq);
+    };
+    await ticks(clock, 200, play);
+    await a.handler.drain(async () => ({ engineUrl: "u", engineWsUrl: "w", streamTicket: "t" }));
+    session = b.connect("easy");
+    await flush();
+    await ticks(clock, 260, play);
+    const last = framesOf(session).at(-1)!;
+    expect(last).toMatchObject({ tick: 402, gameOver: true });
+    expect(b.score.calls.map((c) => c.request)).toEqual([expect.objectContaining({ gameId: "easy", score: 7, ticks: 402 })]);
+  });
+
+  it("resume a game whose engine died (ResumeGame), from its last tick, for its player only", async () => {
+    const store = new MemorySnapshotStore();
+    const clock = new ManualTickClock(10_000);
+    const a = engine("engine-a", store, clock);
+    const b = engine("engine-b", store, clock);
+    a.games.create({ id: "g1", owner: alice, course: courseOf(easyWorld()), seed: EASY_SEED });
+    input(a.connect("g1"), 1);
+    await flush();
+    await ticks(clock, 30);
+    // Engine A is gone (nothing more comes from it); B takes the game over.
+    const resume = (gameId: string, who: string) => b.rpc.resumeGame(create(ResumeGameRequestSchema, { gameId }), ctx(who));
+    expect(await rejection(() => resume("g1", "bob"))).toMatchObject({ code: Code.PermissionDenied });
+    expect(await rejection(() => resume("nope", "alice"))).toMatchObject({ code: Code.NotFound });
+    expect(await resume("g1", "alice")).toMatchObject({ gameId: "g1", tick: 30 });
+    // Twice is the same game (a retried call).
+    expect(await resume("g1", "alice")).toMatchObject({ tick: 30 });
+    const session = b.connect("g1");
+    await ticks(clock, 2);
+    expect(framesOf(session).map((f) => [f.tick, f.full])).toEqual([
+      [31, true],
+      [32, false],
+    ]);
+    expect(b.connect("g1", bob).end).toMatchObject({ code: CloseCode.PermissionDenied });
+  });
+
+  it("refuse new and resumed games on a draining engine (the initiator tries another)", async () => {
+    const b = engine("engine-b", new MemorySnapshotStore(), new ManualTickClock(0));
+    await b.keeper.startDraining();
+    expect(await rejection(() => b.rpc.resumeGame(create(ResumeGameRequestSchema, { gameId: "g1" }), ctx("alice")))).toMatchObject({
+      code: Code.Unavailable,
+    });
+  });
+});
+
+function ctx(username: string): HandlerContext {
+  const contextValues = createContextValues();
+  contextValues.set(principalKey, { username, token: `token-of-${username}`, expiresAt: new Date(Date.now() + 60_000) });
+  return createHandlerContext({
+    service: EngineService,
+    method: EngineService.method.resumeGame,
+    protocolName: "test",
+    requestMethod: "POST",
+    url: "http://localhost/flaplab.engine.v1.EngineService/ResumeGame",
+    contextValues,
+  });
+}
+
+async function rejection(call: () => unknown): Promise<ConnectError> {
+  try {
+    await call();
+  } catch (err) {
+    return ConnectError.from(err);
+  }
+  throw new Error("the call succeeded");
+}

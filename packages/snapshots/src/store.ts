@@ -1,0 +1,45 @@
+import type { GameOrigin, GameSnapshot } from "@flaplab/contracts/engine/v1/snapshot_pb";
+
+/** What an engine says of itself every heartbeat. */
+export interface EngineBeat {
+  /** The engine's group name in the topology. */
+  readonly engine: string;
+  /** Games it holds, and the most it holds. */
+  readonly games: number;
+  readonly maxGames: number;
+  /** Draining: it takes no new games and hands its games over. */
+  readonly draining: boolean;
+}
+
+/** A game as the store has it: where it started, and its latest state. */
+export interface StoredGame {
+  readonly origin: GameOrigin;
+  readonly snapshot: GameSnapshot;
+}
+
+/**
+ * Where engines keep a snapshot of every live game and say that they are up. One engine writes a
+ * game at a time; any engine may read it to continue the game.
+ */
+export interface SnapshotStore {
+  /** "memory" (in this process) or "redis". */
+  readonly kind: string;
+  /** Writes a game's origin, once, before its first snapshot. */
+  writeOrigin(origin: GameOrigin): Promise<void>;
+  /** Writes the latest snapshot of each game, in one batch (one round trip). */
+  writeSnapshots(snapshots: readonly GameSnapshot[]): Promise<void>;
+  /** A game's origin and latest snapshot, or undefined when either is missing. */
+  read(gameId: string): Promise<StoredGame | undefined>;
+  /** Forgets games (they ended). */
+  remove(gameIds: readonly string[]): Promise<void>;
+  /** Says that `beat.engine` is up, for `ttlMs`. */
+  heartbeat(beat: EngineBeat, ttlMs: number): Promise<void>;
+  /** Says that `engine` is gone, now. */
+  retire(engine: string): Promise<void>;
+  /** Engines whose latest heartbeat has not expired. */
+  liveEngines(): Promise<EngineBeat[]>;
+  close(): Promise<void>;
+}
+
+/** How long a stored game outlives its latest write (a game nobody continues goes away). */
+export const SNAPSHOT_TTL_MS = 15 * 60_000;

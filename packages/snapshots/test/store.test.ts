@@ -1,0 +1,98 @@
+import { create } from "@bufbuild/protobuf";
+import { GameOriginSchema, GameSnapshotSchema } from "@flaplab/contracts/engine/v1/snapshot_pb";
+import { PlayState } from "@flaplab/contracts/engine/v1/engine_pb";
+import { freePort } from "@flaplab/ports";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MemorySnapshotStore, type RedisServer, RedisSnapshotStore, type SnapshotStore, startRedisServer } from "../src/index.js";
+
+let redis: RedisServer;
+beforeAll(async () => {
+  redis = await startRedisServer({ port: await freePort() });
+}, 20_000);
+afterAll(async () => {
+  await redis?.stop();
+});
+
+const origin = (gameId: string) =>
+  create(GameOriginSchema, {
+    gameId,
+    owner: "alice",
+    world: { seed: 42n, pipeSpacing: 180, viewport: { width: 480, height: 640 }, pipes: [{ gapStart: 100, gapHeight: 150 }] },
+    bird: { width: 34, height: 24 },
+    createdAtMs: 1000,
+  });
+const snapshot = (gameId: string, tick: number) =>
+  create(GameSnapshotSchema, { gameId, engine: "engine-1", phase: PlayState.PLAYING, tick, birdY: 300.25, birdVelocity: -4.6, score: 2, lastInputSeq: 5 });
+
+const stores: Array<[string, () => Promise<SnapshotStore>]> = [
+  ["memory", async () => new MemorySnapshotStore()],
+  [
+    "redis",
+    async () => {
+      const store = new RedisSnapshotStore({ url: redis.url, keyPrefix: `t${Math.random().toString(36).slice(2)}:` });
+      await store.connect();
+      return store;
+    },
+  ],
+];
+
+describe.each(stores)("%s snapshot store", (_kind, open) => {
+  it("returns a game's origin and its latest snapshot, as written, and forgets removed games", async () => {
+    const store = await open();
+    expect(await store.read("g1")).toBeUndefined();
+    await store.writeOrigin(origin("g1"));
+    // An origin without a snapshot is not a game one can continue.
+    expect(await store.read("g1")).toBeUndefined();
+    await store.writeSnapshots([snapshot("g1", 10), snapshot("g2", 3)]);
+    await store.writeSnapshots([snapshot("g1", 11)]);
+    const got = await store.read("g1");
+    expect(got?.origin.world?.pipes).toEqual([expect.objectContaining({ gapStart: 100, gapHeight: 150 })]);
+    expect(got?.origin.owner).toBe("alice");
+    expect(got?.snapshot).toMatchObject({ tick: 11, birdY: 300.25, birdVelocity: -4.6, score: 2, lastInputSeq: 5, phase: PlayState.PLAYING });
+    await store.remove(["g1"]);
+    expect(await store.read("g1")).toBeUndefined();
+    await store.close();
+  });
+
+  it("lists engines whose heartbeat has not expired, and none that retired", async () => {
+    const store = await open();
+    await store.heartbeat({ engine: "engine-1", games: 3, maxGames: 10, draining: false }, 60_000);
+    await store.heartbeat({ engine: "engine-2", games: 0, maxGames: 10, draining: true }, 60_000);
+    await store.heartbeat({ engine: "engine-3", games: 0, maxGames: 10, draining: false }, 150);
+    expect((await store.liveEngines()).map((b) => b.engine).sort()).toEqual(["engine-1", "engine-2", "engine-3"]);
+    await new Promise((r) => setTimeout(r, 300));
+    const live = await store.liveEngines();
+    expect(live.map((b) => b.engine).sort()).toEqual(["engine-1", "engine-2"]);
+    expect(live.find((b) => b.engine === "engine-2")).toEqual({ engine: "engine-2", games: 0, maxGames: 10, draining: true });
+    await store.retire("engine-1");
+    expect((await store.liveEngines()).map((b) => b.engine)).toEqual(["engine-2"]);
+    await store.close();
+  });
+});
+
+describe("redis snapshot store", () => {
+  it("writes a batch of 500 snapshots in one pipeline", async () => {
+    const store = new RedisSnapshotStore({ url: redis.url, keyPrefix: "batch:" });
+    await store.connect();
+    const batch = Array.from({ length: 500 }, (_, i) => snapshot(`g${i}`, i));
+    await store.writeSnapshots(batch);
+    for (const i of [0, 250, 499]) await store.writeOrigin(origin(`g${i}`));
+    expect((await store.read("g499"))?.snapshot.tick).toBe(499);
+    expect((await store.read("g250"))?.snapshot.tick).toBe(250);
+    await store.close();
+  });
+
+  it("fails a write at once, with the reason, when the server is down", async () => {
+    const port = await freePort();
+    const store = new RedisSnapshotStore({ url: `redis://127.0.0.1:${port}`, onError: () => undefined });
+    await expect(store.connect()).rejects.toThrow(/ECONNREFUSED/);
+    await expect(store.writeSnapshots([snapshot("g1", 1)])).rejects.toThrow();
+    await store.close();
+  });
+});
+
+describe("startRedisServer", () => {
+  it("says how to install Redis when the binary is missing", async () => {
+    await expect(startRedisServer({ port: await freePort(), bin: "no-such-redis-server" })).rejects.toThrow(/not found: install Redis/);
+  });
+});
