@@ -4,11 +4,21 @@ import type { MusicService } from "@flaplab/contracts/music/v1/music_pb";
 import type { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
 import type { ComponentName } from "@flaplab/component";
 import { authComponent, authLimitsFromEnv, authTokenTtlFromEnv, createAuth, openUserStore } from "@flaplab/auth";
-import { createEngine, createGameSessionHandler, engineComponent, GameTable, gameTableOptionsFromEnv, TickScheduler } from "@flaplab/engine";
+import {
+  createEngine,
+  createGameSessionHandler,
+  type DrainResult,
+  engineComponent,
+  GameTable,
+  gameTableOptionsFromEnv,
+  SnapshotKeeper,
+  TickScheduler,
+} from "@flaplab/engine";
 import { createSigner, createStreamTicketSigner, hasPrivateKey, type KeyMaterial, type PublicKeyMaterial } from "@flaplab/identity";
-import { createInitiator, initiatorComponent } from "@flaplab/initiator";
+import { createInitiator, type EngineTarget, initiatorComponent, rendezvousPlacement, singleEngine } from "@flaplab/initiator";
+import { openSnapshotStore, rendezvousRank, type SnapshotStore } from "@flaplab/snapshots";
 import { createMusic, createMusicSessionHandler, createMusicStreams, musicComponent, type MusicStreams } from "@flaplab/music";
-import { groupOf, type Runtime } from "@flaplab/runtime";
+import { type GroupSpec, groupOf, groupsOf, type Runtime } from "@flaplab/runtime";
 import type { StreamRoute } from "@flaplab/streams";
 import type { Logger } from "pino";
 import { createScore, openScoreStore, scoreComponent } from "@flaplab/score";
@@ -29,6 +39,11 @@ export interface MountedGroup {
   readonly games?: GameTable;
   /** What engine shards need of the engine here (present when the engine runs here). */
   readonly engine?: EngineParts;
+  /**
+   * Hands this process's games over to the other engines (present when the engine runs here):
+   * it stops taking games, tells each game's client where it moved, and stops its heartbeat.
+   */
+  readonly drain?: () => Promise<DrainResult>;
   close(): Promise<void>;
 }
 
@@ -61,6 +76,7 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
   let musicStreams: MusicStreams | undefined;
   let games: GameTable | undefined;
   let engine: EngineParts | undefined;
+  let drain: (() => Promise<DrainResult>) | undefined;
   const closeAll = async () => {
     for (const close of [...closers].reverse()) await close();
   };
@@ -91,30 +107,70 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
           runtime.mount(worldgenComponent, createWorldGen());
           break;
         case "engine": {
-          const table = new GameTable({ ...gameTableOptionsFromEnv(process.env), logger: opts.logger.child({ component: "engine" }) });
+          const logger = opts.logger.child({ component: "engine" });
+          const table = new GameTable({ ...gameTableOptionsFromEnv(process.env), logger });
           games = table;
           closers.push(() => table.close());
           const scheduler = new TickScheduler();
           closers.push(() => scheduler.stop());
-          runtime.mount(engineComponent, createEngine({ games }));
+          const store = await openStore(runtime, logger);
+          closers.push(() => store.close());
+          const snapshots = new SnapshotKeeper({ store, engine: runtime.group.name, games: table, logger });
+          closers.push(() => snapshots.stop());
+          await snapshots.startHeartbeats();
+          runtime.mount(engineComponent, createEngine({ games, snapshots }));
           const clients = { music: runtime.client(musicComponent, "engine"), score: runtime.client(scoreComponent, "engine") };
-          const handler = createGameSessionHandler({ games, scheduler, ...clients, logger: opts.logger.child({ component: "engine" }) });
+          const handler = createGameSessionHandler({ games, scheduler, ...clients, logger, snapshots });
           engine = { ...clients, playedHere: handler.hasStream };
           streamRoutes[ENGINE_STREAM_PATH] = { kind: "engine", handler };
+          const tickets = createStreamTicketSigner({ privateKey: opts.serviceKeys.privateKey });
+          const targets = new Map(groupsOf(runtime.topology, "engine").map((g) => [g.name, g]));
+          drain = async () => {
+            await snapshots.startDraining();
+            // The other engines that are up and not draining, ranked per game as the initiator would.
+            const open = (await store.liveEngines().catch(() => []))
+              .filter((b) => b.engine !== runtime.group.name && !b.draining && b.games < b.maxGames && targets.has(b.engine))
+              .map((b) => b.engine);
+            const result = await handler.drain(async (gameId) => {
+              const to = rendezvousRank(gameId, open)[0];
+              if (to === undefined) return undefined;
+              const urls = engineUrls(targets.get(to)!);
+              const game = table.get(gameId);
+              const { ticket } = await tickets.sign(gameId, game?.owner.username ?? "");
+              return { engineUrl: urls.engineUrl, engineWsUrl: urls.engineWsUrl, streamTicket: ticket };
+            });
+            logger.info({ event: "drained", ...result, to: open }, "engine drained");
+            await snapshots.stop();
+            return result;
+          };
           break;
         }
         case "initiator": {
-          const engineGroup = groupOf(runtime.topology, "engine")!;
           const musicGroup = groupOf(runtime.topology, "music")!;
+          const targets: EngineTarget[] = groupsOf(runtime.topology, "engine").map((g) => ({
+            name: g.name,
+            client: runtime.client(engineComponent, "initiator", { group: g.name }),
+            ...engineUrls(g),
+          }));
+          let engines = singleEngine(targets[0]!);
+          if (targets.length > 1) {
+            // Several engines: place each game on one that is up, by their heartbeats in the store.
+            const logger = opts.logger.child({ component: "initiator" });
+            const store = await openStore(runtime, logger);
+            closers.push(() => store.close());
+            engines = rendezvousPlacement({
+              engines: targets,
+              liveEngines: () => store.liveEngines(),
+              onError: (err) => logger.warn({ event: "heartbeats-unreadable", err: err.message }, "engine heartbeats cannot be read; trying every engine"),
+            });
+          }
           runtime.mount(
             initiatorComponent,
             createInitiator({
               worldgen: runtime.client(worldgenComponent, "initiator"),
-              engine: runtime.client(engineComponent, "initiator"),
-              endpoints: {
-                engineUrl: engineGroup.streamPublicUrl + ENGINE_STREAM_PATH,
+              engines,
+              music: {
                 musicUrl: musicGroup.streamPublicUrl + MUSIC_STREAM_PATH,
-                engineWsUrl: webSocketUrl(engineGroup.publicUrl) + ENGINE_STREAM_PATH,
                 musicWsUrl: webSocketUrl(musicGroup.publicUrl) + MUSIC_STREAM_PATH,
               },
               tickets: createStreamTicketSigner({ privateKey: opts.serviceKeys.privateKey }),
@@ -152,8 +208,29 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
     ...(musicStreams ? { musicStreams } : {}),
     ...(games ? { games } : {}),
     ...(engine ? { engine } : {}),
+    ...(drain ? { drain } : {}),
     close: closeAll,
   };
+}
+
+/** Where clients open an engine group's game streams. */
+function engineUrls(group: GroupSpec): { engineUrl: string; engineWsUrl: string } {
+  return { engineUrl: group.streamPublicUrl + ENGINE_STREAM_PATH, engineWsUrl: webSocketUrl(group.publicUrl) + ENGINE_STREAM_PATH };
+}
+
+/** The deployment's snapshot store (FLAPLAB_SNAPSHOT_STORE; in process for a single engine). */
+function openStore(runtime: Runtime, logger: Logger): Promise<SnapshotStore> {
+  let lastLogMs = Number.NEGATIVE_INFINITY;
+  return openSnapshotStore(process.env, {
+    engines: groupsOf(runtime.topology, "engine").length,
+    topology: runtime.topology.name,
+    onError: (err) => {
+      // The client reconnects by itself; say so at most every few seconds.
+      if (Date.now() - lastLogMs < 5000) return;
+      lastLogMs = Date.now();
+      logger.warn({ event: "snapshot-store-error", err: err.message }, "snapshot store connection failed; reconnecting");
+    },
+  });
 }
 
 export function callLogPath(dataDir: string, topology: string, group: string): string {

@@ -20,6 +20,8 @@ function describe(event: DeploymentEvent): void {
     for (const e of event.emulation.edges) {
       say(`  ${e.name.padEnd(28)} ${e.kind.padEnd(12)} RTT ${String(e.rttMs).padStart(5)} ms ± ${e.jitterMs}  (${e.upstreamMs} + ${e.downstreamMs} ms via ${e.listen})`);
     }
+  } else if (event.type === "snapshot-store") {
+    say(`${event.engines.length} engines (${event.engines.join(", ")}) share game snapshots in ${event.url}${event.started ? " (a Redis server started for them)" : ""}`);
   } else if (event.type === "restarting") {
     say(`${event.label} exited (${event.exit}), restarting in ${event.delayMs} ms`);
   } else if (event.type === "stopping") {

@@ -133,6 +133,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...(shards ? { shards } : {}),
     stop() {
       stopping ??= (async () => {
+        // The engine's games go to the other engines first (or stay in the store for ResumeGame).
+        await mounted.drain?.().catch((err: unknown) => logger.error({ event: "drain-failed", err: (err as Error).message }, "drain failed"));
         await streams?.close();
         await webSockets?.close();
         await shards?.close();

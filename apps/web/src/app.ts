@@ -307,6 +307,17 @@ export class App {
           if (this.run === run) this.view = view;
         },
         onNotice: (text) => this.showBanner(text),
+        // Its engine drained or died: the initiator places it on a live engine, which continues it.
+        resume: async (gameId) => {
+          const { game } = await this.api.initiator.resumeGame({ gameId });
+          if (!game) throw new Error("the initiator answered ResumeGame without the game");
+          return game;
+        },
+        onStatus: (text) => {
+          if (this.run !== run) return;
+          if (text === undefined) this.hideBanner();
+          else this.showBanner(text);
+        },
       });
       await run.open();
       if (!this.sessions.get() || (this.state as AppState) === "login") {

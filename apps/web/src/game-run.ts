@@ -17,6 +17,17 @@ import { openStream, StreamOpenError, streamUrl, type OpenStream } from "./webtr
 const SUMMARY_TIMEOUT_MS = 10_000;
 /** After the game stream ends: how long the music stream stays open for a late DIE clip. */
 const MUSIC_GRACE_MS = 500;
+/** How long the page tries to get a game back on an engine before it gives up. */
+const RECONNECT_TIMEOUT_MS = 10_000;
+/** Inputs kept to re-send after a move (only the unreflected ones are ever needed). */
+const KEPT_INPUTS = 64;
+
+/** Where the game continues: an engine's stream URLs and the ticket that opens them. */
+export interface EngineHome {
+  readonly engineUrl: string;
+  readonly engineWsUrl: string;
+  readonly streamTicket: string;
+}
 
 export interface GameResult {
   readonly gameId: string;
@@ -49,6 +60,13 @@ export interface GameRunOptions {
   onNotice(text: string): void;
   /** The game-over frame arrived: inputs stop. */
   onGameOver?(view: ClientView): void;
+  /**
+   * Continues the game on a live engine after its engine went away (the initiator's ResumeGame).
+   * Without it, a game whose stream breaks ends with an error.
+   */
+  resume?(gameId: string): Promise<EngineHome>;
+  /** "reconnecting…" while the game waits for an engine; undefined once it plays again. */
+  onStatus?(text: string | undefined): void;
   readonly now?: () => number;
   /** Opens a session (tests pass a fake). */
   readonly openStream?: typeof openStream;
@@ -88,6 +106,14 @@ export class GameRun {
   private readonly gameDonePromise: Promise<void>;
   private dieClipSeen!: () => void;
   private readonly dieClip: Promise<void>;
+  /** Where the engine said the game moved (a `Moved` message before its stream closed 4301). */
+  private movedTo: EngineHome | undefined;
+  /** The bytes of recent inputs by seq, to re-send after a move. */
+  private readonly sentInputs = new Map<number, Uint8Array>();
+  /** Moves and resumes so far. */
+  private reconnects = 0;
+  /** Reopened: the continued game's full frame has not come yet. */
+  private awaitingResync = false;
 
   constructor(opts: GameRunOptions) {
     this.opts = opts;
@@ -130,13 +156,82 @@ export class GameRun {
       throw err;
     }
     log.rtt("open", t, this.now() - t, `game via ${this.game.via}`);
-    this.writer = this.game.stream.writable.getWriter();
+    this.attachGame(this.game);
     void this.readMusic(this.music);
-    void this.readGame(this.game);
-    void this.watchEnd(this.game, "game");
     void this.watchEnd(this.music, "music");
     void this.gameDonePromise.then(() => this.finish());
     this.send();
+  }
+
+  /** Moves and resumes the game went through. */
+  get reconnections(): number {
+    return this.reconnects;
+  }
+
+  private attachGame(game: OpenStream): void {
+    this.game = game;
+    this.writer = game.stream.writable.getWriter();
+    void this.readGame(game);
+    void this.watchEnd(game, "game");
+  }
+
+  /**
+   * Opens the game's stream where it continues: at `home` (it moved), or wherever ResumeGame
+   * places it. The engine first sends a full frame of the tick the game stands at; the answer
+   * re-sends every input after the one that frame reflects (the latest input when there is none),
+   * and the engine drops those it already applied.
+   */
+  private async reconnect(home: EngineHome | undefined): Promise<void> {
+    const started = this.now();
+    const deadline = started + RECONNECT_TIMEOUT_MS;
+    this.opts.onStatus?.("reconnecting…");
+    const ws = this.opts.link === "websocket";
+    const open = this.opts.openStream ?? (ws ? (kind: string, url: string) => openWebSocketStream(kind, url) : openStream);
+    let lastError = "";
+    for (let attempt = 0; !this.ending; attempt++) {
+      try {
+        const target = home ?? (await this.opts.resume!(this.gameId));
+        home = undefined;
+        const base = ws ? target.engineWsUrl : target.engineUrl;
+        const game = await open("game", streamUrl(base, this.gameId, target.streamTicket), this.opts.allowNative);
+        if (this.ending) {
+          game.close(0, "game finished");
+          return;
+        }
+        this.reconnects++;
+        this.awaitingResync = true;
+        this.attachGame(game);
+        this.opts.log.rtt("reopen", started, this.now() - started, `game via ${game.via} (${attempt + 1} attempt(s))`);
+        this.opts.onStatus?.(undefined);
+        return;
+      } catch (err) {
+        lastError = (err as Error).message;
+        if (this.now() > deadline) break;
+        await sleep(Math.min(50 * 2 ** attempt, 500));
+      }
+    }
+    this.opts.onStatus?.(undefined);
+    this.error ??= `the game's engine went away and the game could not be resumed: ${lastError}`;
+    this.opts.log.error(this.error);
+    this.gameDone();
+  }
+
+  /** Re-sends, in one write, every input after `reflected`, or the latest input when there is none. */
+  private resend(reflected: number): void {
+    const seqs = [...this.sentInputs.keys()].filter((q) => q > reflected);
+    if (seqs.length === 0 && this.seq > 0) seqs.push(this.seq);
+    const chunks = seqs.sort((a, b) => a - b).flatMap((q) => {
+      const bytes = this.sentInputs.get(q);
+      return bytes ? [bytes] : [];
+    });
+    if (chunks.length === 0) return;
+    const all = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+    let at = 0;
+    for (const c of chunks) {
+      all.set(c, at);
+      at += c.length;
+    }
+    this.writer?.write(all).catch((err: unknown) => this.opts.log.error(`re-sent inputs not sent: ${(err as Error).message}`));
   }
 
   /** Sends a flap. False when the game is not accepting inputs (over, ending, not open). */
@@ -166,6 +261,8 @@ export class GameRun {
       create(ClientInputSchema, { seq, clientTimeMs: performance.timeOrigin + t }),
     );
     this.opts.log.add({ type: "input", direction: "send", time: t, seq, bytes: bytes.length });
+    this.sentInputs.set(seq, bytes);
+    if (this.sentInputs.size > KEPT_INPUTS) this.sentInputs.delete(this.sentInputs.keys().next().value!);
     if (seq === 1) this.trace.start(t);
     else this.trace.input(seq, t);
     writer.write(bytes).catch((err: unknown) => {
@@ -190,6 +287,12 @@ export class GameRun {
             this.opts.log.ack(view.tick, view.reflectedSeq, bytes, time);
           } else if (msg.kind.case === "frame") {
             const view = views.apply(msg.kind.value);
+            // A continued game's full frame: answer with the inputs it does not reflect (it may
+            // stand before inputs a frame of the old engine reflected, if its snapshot was older).
+            if (this.awaitingResync && msg.kind.value.full) {
+              this.awaitingResync = false;
+              this.resend(view.reflectedSeq);
+            }
             this.opts.log.frame(view.tick, view.reflectedSeq, bytes, time);
             this.trace.reflected(view.reflectedSeq, view.tick);
             this.lastView = view;
@@ -199,6 +302,9 @@ export class GameRun {
               this.opts.onGameOver?.(view);
               setTimeout(() => this.gameDone(), SUMMARY_TIMEOUT_MS);
             }
+          } else if (msg.kind.case === "moved") {
+            this.movedTo = msg.kind.value;
+            this.opts.log.add({ type: "close", direction: "recv", time, bytes, note: `game moved at tick ${msg.kind.value.tick}` });
           } else if (msg.kind.case === "summary") {
             this.engineSummary = msg.kind.value;
             this.opts.log.add({ type: "summary", direction: "recv", time, bytes, note: summaryNote(msg.kind.value) });
@@ -218,7 +324,8 @@ export class GameRun {
       }
     } finally {
       reader.releaseLock();
-      this.gameDone();
+      // An ended stream before game over is watchEnd's to judge (the game may move or resume).
+      if (this.over) this.gameDone();
     }
   }
 
@@ -262,6 +369,14 @@ export class GameRun {
     this.opts.log.add({ type: "close", direction: byUs ? "local" : "recv", time: this.now(), note: text });
     if (byUs) return;
     const abnormal = end.failed || end.code !== 0;
+    // A replaced stream's end says nothing about the game.
+    if (kind === "game" && session !== this.game) return;
+    if (kind === "game" && !this.over && !this.ending) {
+      const moved = this.movedTo;
+      this.movedTo = undefined;
+      if (moved && end.code === CloseCode.Moved) return void this.reconnect(moved);
+      if (this.opts.resume && engineWentAway(end)) return void this.reconnect(undefined);
+    }
     if (kind === "game") {
       // Input racing the game-over frame may be answered with 4410: the game itself ended fine.
       if (abnormal && !(this.over && end.code === CloseCode.GameOver)) this.error ??= text;
@@ -298,6 +413,11 @@ export class GameRun {
       trace: this.trace.toJson(),
     });
   }
+}
+
+/** The stream broke, or the engine stopped: the game itself may go on elsewhere. */
+function engineWentAway(end: { failed: boolean; code: number }): boolean {
+  return end.failed || end.code === CloseCode.Internal || end.code === CloseCode.Moved || (end.code >= 1001 && end.code < 4000);
 }
 
 function sleep(ms: number): Promise<void> {

@@ -6,7 +6,7 @@
 
 import { csvCell } from "@flaplab/report-kit/csv";
 
-export type RowType = "input" | "frame" | "audio" | "summary" | "auth" | "start" | "open" | "close" | "error";
+export type RowType = "input" | "frame" | "audio" | "summary" | "auth" | "start" | "open" | "reopen" | "close" | "error";
 export type RowDirection = "send" | "recv" | "rtt" | "local";
 /** A frame row's kind: a tick frame, or an input ack (the engine applied an input between ticks). */
 export type FrameKind = "tick" | "ack";
@@ -239,7 +239,7 @@ export class LatencyLog {
   }
 
   /** A round trip that started at `start` and took `ms`. */
-  rtt(type: "auth" | "start" | "open", start: number, ms: number, note?: string): LatencyRow {
+  rtt(type: "auth" | "start" | "open" | "reopen", start: number, ms: number, note?: string): LatencyRow {
     return this.add({ type, direction: "rtt", time: start, ms, ...(note !== undefined ? { note } : {}) });
   }
 

@@ -12,7 +12,7 @@ import { DelimitedDecoder, encodeDelimited, FrameEncoder, type FrameSource } fro
 import { parseTrace } from "@flaplab/traces";
 import { describe, expect, it } from "vitest";
 import type { StreamLink } from "../src/stream-link.js";
-import { GameRun } from "../src/game-run.js";
+import { type EngineHome, GameRun } from "../src/game-run.js";
 import { inputToEffectDelays, inputToNextFrameDelays, LatencyLog } from "../src/latency-log.js";
 import type { OpenStream, SessionEndInfo } from "../src/webtransport.js";
 
@@ -88,13 +88,16 @@ const clipMsg = (sound: Sound, inputSeq: number, tick: number) =>
 
 const tickAsync = () => new Promise((r) => setTimeout(r, 5));
 
-function setup(link?: StreamLink) {
+function setup(link?: StreamLink, extra: { resume?: (gameId: string) => Promise<EngineHome> } = {}) {
   let clock = 100;
   const now = () => (clock += 1.5);
   const game = new FakeSession("game");
   const music = new FakeSession("music");
   const played: number[] = [];
   const views: number[] = [];
+  const statuses: Array<string | undefined> = [];
+  /** Every game session opened, the first one first. */
+  const games: FakeSession[] = [];
   const log = new LatencyLog(now);
   const run = new GameRun({
     start: create(StartGameResponseSchema, {
@@ -117,14 +120,17 @@ function setup(link?: StreamLink) {
     },
     onView: (v) => views.push(v.tick),
     onNotice: () => undefined,
+    onStatus: (text) => statuses.push(text),
+    ...extra,
     now,
     openStream: async (kind, url) => {
-      const s = kind === "game" ? game : music;
+      const s = kind === "game" ? (games.length === 0 ? game : new FakeSession("game")) : music;
+      if (kind === "game") games.push(s);
       s.url = url;
       return s.open;
     },
   });
-  return { run, game, music, log, played, views };
+  return { run, game, games, music, log, played, views, statuses };
 }
 
 function inputs(session: FakeSession) {
@@ -222,6 +228,98 @@ describe("GameRun", () => {
     const result = await run.finished;
     expect(result.error).toMatch(/^bad message from the engine: delta frame for tick 2 before any full frame/);
     expect(game.closedWith?.code).toBe(4400);
+  });
+});
+
+const movedMsg = (home: EngineHome, tick: number) =>
+  encodeDelimited(GameStreamMessageSchema, create(GameStreamMessageSchema, { kind: { case: "moved", value: { ...home, tick } } }));
+
+describe("GameRun when its engine goes away", () => {
+  it("follows Moved to the new engine, re-sends the inputs no tick frame reflected, and plays on from the full frame", async () => {
+    const { run, games, log, views, statuses } = setup("websocket");
+    await run.open();
+    const enc = new FrameEncoder(COURSE);
+    games[0]!.push(frameMsg(enc.encode(state(1, 200), 1)));
+    await tickAsync();
+    run.flap(); // seq 2: acked, never reflected by a tick frame
+    games[0]!.push(ackMsg(enc.ack({ ...state(1, 200), birdVelocity: -4.6 }, 2)!));
+    run.flap(); // seq 3: not even acked
+    games[0]!.push(movedMsg({ engineUrl: "https://b:1/engine", engineWsUrl: "ws://b:2/engine", streamTicket: "tkt-b" }, 1));
+    await tickAsync();
+    games[0]!.end(4301, "game moved to another engine");
+    await tickAsync();
+    expect(games).toHaveLength(2);
+    expect(games[1]!.url).toBe("ws://b:2/engine?gameId=g1&ticket=tkt-b");
+    expect(games[1]!.written).toHaveLength(0);
+    // The new engine's full frame reflects input 1: both later inputs, in one message, with their own seqs.
+    const enc2 = new FrameEncoder(COURSE);
+    games[1]!.push(frameMsg(enc2.encode(state(1, 200), 1)));
+    await tickAsync();
+    expect(games[1]!.written).toHaveLength(1);
+    expect(inputs(games[1]!).map((i) => i.seq)).toEqual([2, 3]);
+    games[1]!.push(frameMsg(enc2.encode(state(2, 190, true), 3)));
+    games[1]!.push(encodeDelimited(GameStreamMessageSchema, create(GameStreamMessageSchema, { kind: { case: "summary", value: { score: 0, ticks: 2, recorded: true } } })));
+    const result = await run.finished;
+    expect(result).toMatchObject({ completed: true, error: undefined, ticks: 2 });
+    expect(run.reconnections).toBe(1);
+    expect(views).toEqual([1, 1, 2]);
+    expect(statuses).toEqual(["reconnecting…", undefined]);
+    expect(log.rows.filter((r) => r.type === "reopen")).toHaveLength(1);
+  });
+
+  it("asks to resume a game whose stream broke, and re-sends its latest input when every input was reflected", async () => {
+    const resumed: string[] = [];
+    const { run, games } = setup("websocket", {
+      resume: async (gameId) => {
+        resumed.push(gameId);
+        // The first try finds no engine yet.
+        if (resumed.length === 1) throw new Error("no engine could take the game");
+        return { engineUrl: "https://c:1/engine", engineWsUrl: "ws://c:2/engine", streamTicket: "tkt-c" };
+      },
+    });
+    await run.open();
+    const enc = new FrameEncoder(COURSE);
+    games[0]!.push(frameMsg(enc.encode(state(1, 200), 1)));
+    await tickAsync();
+    (games[0] as FakeSession).end(1006, "");
+    await new Promise((r) => setTimeout(r, 150));
+    expect(resumed).toEqual(["g1", "g1"]);
+    expect(games[1]!.url).toBe("ws://c:2/engine?gameId=g1&ticket=tkt-c");
+    games[1]!.push(frameMsg(new FrameEncoder(COURSE).encode(state(1, 200), 1)));
+    await tickAsync();
+    // Every input reflected: the latest one goes (the engine drops it), so that it ticks on at once.
+    expect(inputs(games[1]!).map((i) => i.seq)).toEqual([1]);
+    run.abort("test over");
+  });
+
+  it("re-sends inputs an old frame reflected when the continued game's full frame stands before them", async () => {
+    const { run, games } = setup("websocket", {
+      resume: async () => ({ engineUrl: "https://c:1/engine", engineWsUrl: "ws://c:2/engine", streamTicket: "tkt-c" }),
+    });
+    await run.open();
+    const enc = new FrameEncoder(COURSE);
+    games[0]!.push(frameMsg(enc.encode(state(1, 200), 1)));
+    await tickAsync();
+    run.flap();
+    games[0]!.push(frameMsg(enc.encode(state(2, 196), 2)));
+    await tickAsync();
+    run.flap();
+    games[0]!.push(frameMsg(enc.encode(state(3, 190), 3)));
+    await tickAsync();
+    games[0]!.end(1006, "");
+    await tickAsync();
+    // The engine died before its snapshots of ticks 2 and 3 were stored: the game goes on from tick 1.
+    games[1]!.push(frameMsg(new FrameEncoder(COURSE).encode(state(1, 200), 1)));
+    await tickAsync();
+    expect(inputs(games[1]!).map((i) => i.seq)).toEqual([2, 3]);
+    run.abort("test over");
+  });
+
+  it("ends the game with the reason when it cannot be resumed, and never resumes a refused stream", async () => {
+    const { run, game } = setup("websocket", { resume: async () => Promise.reject(new Error("unused")) });
+    await run.open();
+    game.end(4403, "game g1 belongs to another player");
+    expect((await run.finished).error).toBe("game stream closed: 4403 game g1 belongs to another player");
   });
 });
 

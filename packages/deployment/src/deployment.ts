@@ -7,7 +7,8 @@ import { loadOrCreateKeys } from "@flaplab/identity";
 import { emulate, findToxiproxy, loadRttTable, startToxiproxy, type Emulation, type Toxiproxy } from "@flaplab/netem";
 import { freePort, type TopologyCopy, topologyOnFreePorts } from "@flaplab/ports";
 import type { ComponentName } from "@flaplab/component";
-import { groupOf, loadTopology, parseAddress, type Topology } from "@flaplab/runtime";
+import { groupOf, groupsOf, loadTopology, parseAddress, type Topology } from "@flaplab/runtime";
+import { type RedisServer, SNAPSHOT_STORE_ENV, startRedisServer } from "@flaplab/snapshots";
 import { loadOrCreateDevCertificate } from "@flaplab/streams";
 import { RestartPolicy } from "./restarts.js";
 
@@ -55,6 +56,8 @@ export interface DeploymentOptions {
 export type DeploymentEvent =
   | { readonly type: "emulating"; readonly emulation: Emulation; readonly rttTableDate: string; readonly toxiproxyUrl: string }
   | { readonly type: "ready" }
+  /** Several engines share their games' snapshots in this store (a Redis server started for them, or the environment's). */
+  | { readonly type: "snapshot-store"; readonly url: string; readonly engines: readonly string[]; readonly started: boolean }
   /** `process` (a group's name, or "web") exited (`exit`: its signal or "code N") and starts again in `delayMs`. */
   | { readonly type: "restarting"; readonly process: string; readonly label: string; readonly exit: string; readonly delayMs: number }
   | { readonly type: "stopping"; readonly reason: string; readonly processes: number };
@@ -84,6 +87,8 @@ export interface Deployment {
   readonly emulation: Emulation | undefined;
   /** Toxiproxy's API, when links are emulated. */
   readonly toxiproxyUrl: string | undefined;
+  /** The engines' shared snapshot store, when the topology runs several engines. */
+  readonly snapshotStoreUrl: string | undefined;
   /** SHA-256 of the stream servers' self-signed certificate. */
   readonly certificateSha256: Uint8Array;
   /** The last lines the processes printed, each as "[process] line". */
@@ -169,6 +174,24 @@ export async function startDeployment(topology: string | Topology, options: Depl
     options.onEvent?.({ type: "emulating", emulation, rttTableDate: table.date, toxiproxyUrl: toxiproxy.apiUrl });
   }
 
+  // Several engines share their games' snapshots: a Redis server for them, unless the environment names a store.
+  const env = { ...(options.env ?? process.env) };
+  const engines = groupsOf(topo, "engine").map((g) => g.name);
+  let redis: RedisServer | undefined;
+  if (engines.length > 1) {
+    if (!env[SNAPSHOT_STORE_ENV]) {
+      const reserved = new Set([...topo.groups.flatMap((g) => [g.address, g.streamAddress]), topo.web.address].map((a) => parseAddress(a).port));
+      try {
+        redis = await startRedisServer({ port: await freePort(reserved), onLine: (line) => options.onLine?.("redis", line) });
+      } catch (err) {
+        await toxiproxy?.stop();
+        throw err;
+      }
+      env[SNAPSHOT_STORE_ENV] = redis.url;
+    }
+    options.onEvent?.({ type: "snapshot-store", url: env[SNAPSHOT_STORE_ENV]!, engines, started: redis !== undefined });
+  }
+
   const commands: Command[] = topo.groups.map((g) => ({
     name: g.name,
     label: `group ${g.name}`,
@@ -222,7 +245,7 @@ export async function startDeployment(topology: string | Topology, options: Depl
       for (const child of children.values()) child.kill("SIGKILL");
     }, STOP_GRACE_MS);
     kill.unref();
-    void Promise.all([toxiproxy?.stop(), allExited()]).then(() => {
+    void Promise.all([toxiproxy?.stop(), allExited().then(() => redis?.stop())]).then(() => {
       clearTimeout(kill);
       resolveStopped(exitCode);
     });
@@ -231,7 +254,7 @@ export async function startDeployment(topology: string | Topology, options: Depl
   const allExited = () => (children.size === 0 ? Promise.resolve() : new Promise<void>((r) => exitWaiters.push(r)));
 
   const start = (command: Command): void => {
-    const child = spawn(process.execPath, command.args, { cwd: command.cwd, stdio: ["ignore", "pipe", "pipe"], env: options.env ?? process.env });
+    const child = spawn(process.execPath, command.args, { cwd: command.cwd, stdio: ["ignore", "pipe", "pipe"], env });
     children.set(command.name, child);
     for (const stream of [child.stdout!, child.stderr!]) {
       createInterface({ input: stream }).on("line", (line) => {
@@ -263,7 +286,8 @@ export async function startDeployment(topology: string | Topology, options: Depl
       if (delay === undefined) {
         return stopAll(`${command.label} is crash-looping: it exited (${how}) after ${restarts.limit} restart(s) within a minute`, 1);
       }
-      // Games held by a restarted engine are lost: their clients see the stream close.
+      // A restarted engine's games are lost with it, unless other engines continue them from the
+      // snapshot store (a topology with several engines).
       options.onEvent?.({ type: "restarting", process: command.name, label: command.label, exit: how, delayMs: delay });
       pendingRestarts.set(
         command.name,
@@ -297,6 +321,7 @@ export async function startDeployment(topology: string | Topology, options: Depl
     webUrl: web !== "none" ? topo.web.publicUrl : undefined,
     emulation,
     toxiproxyUrl: toxiproxy?.apiUrl,
+    snapshotStoreUrl: engines.length > 1 ? env[SNAPSHOT_STORE_ENV] : undefined,
     certificateSha256: certificate.sha256,
     lines,
     ready,

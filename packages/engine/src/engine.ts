@@ -164,7 +164,7 @@ export function createEngine(deps: EngineDeps = {}): ServiceImpl<typeof EngineSe
       }
       if (deps.snapshots.draining) throw new ConnectError("this engine is draining", Code.Unavailable);
       const game = await deps.snapshots.resume(request.gameId, principal.username);
-      return create(ResumeGameResponseSchema, { gameId: game.id, tick: game.state.tick, pipesInView: game.state.pipesInView });
+      return create(ResumeGameResponseSchema, { gameId: game.id, tick: game.state.tick, pipesInView: game.state.pipesInView, seed: game.seed });
     },
   };
 }

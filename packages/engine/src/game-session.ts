@@ -244,6 +244,11 @@ class GameStream {
   /** Handed over (drained): no more ticks or inputs here, and not abandoned when the stream ends. */
   private frozen = false;
   private moved = false;
+  /**
+   * Continued from a snapshot, and the client's first message (its re-sent presses) has not come
+   * yet: the first tick waits for it, at most one period.
+   */
+  private awaitingResend = false;
   /** Inputs this session may still send before the next tick gives one back. */
   private inputCredit: number;
   /** The game-over tick has run. */
@@ -286,8 +291,19 @@ class GameStream {
 
   start(): void {
     void this.session.closed.then((end) => this.onClosed(end.code, end.reason, end.by));
-    // Started before the stream came (by HandleInput): tick from now.
-    if (this.game.state.phase === "playing") this.startTicking();
+    // Continued from a snapshot (moved, or resumed): the client resets from a full frame of the
+    // tick the game stands at, sent at once. Its first message re-sends its latest press and every
+    // press no frame reflected; the next tick runs as soon as they are read (one period at most).
+    const continued = this.game.state.tick > 0;
+    if (continued) {
+      this.encoder.writeFrame(this.game.state, this.game.reflectedSeq, this.config.writer);
+      this.sendWritten("frame");
+    }
+    // Started before the stream came (by HandleInput), or continued: tick from now.
+    if (this.game.state.phase === "playing") {
+      this.startTicking();
+      this.awaitingResend = continued;
+    }
     this.read();
   }
 
@@ -345,6 +361,14 @@ class GameStream {
     } catch (err) {
       if (!(err instanceof StreamProtocolError)) throw err;
       this.close(err.kind === "too-large" ? CloseCode.TooLarge : CloseCode.Malformed, err.message);
+      return;
+    }
+    if (this.awaitingResend && !this.closed && !this.frozen) {
+      // The re-sent presses are in: the game goes on now, on a clock that starts here.
+      this.awaitingResend = false;
+      this.task?.cancel();
+      const scheduler = this.config.scheduler;
+      this.task = scheduler.schedule((info) => this.onTick(info), scheduler.now() - scheduler.periodMs);
     }
   }
 

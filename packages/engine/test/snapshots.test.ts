@@ -118,7 +118,8 @@ describe("snapshots", () => {
     expect(b.games.get("easy")?.lastInputSeq).toBe(seq);
     await ticks(clock, 400, play);
     const frames = framesOf(session);
-    expect(frames[0]).toMatchObject({ tick: 151, full: true });
+    expect(frames[0]).toMatchObject({ tick: 150, full: true });
+    expect(frames[1]).toMatchObject({ tick: 151, full: false });
     const end = frames.at(-1)!;
     expect(end).toMatchObject({ gameOver: true });
     expect(b.score.calls).toHaveLength(1);
@@ -168,11 +169,45 @@ describe("snapshots", () => {
     expect(await resume("g1", "alice")).toMatchObject({ tick: 30 });
     const session = b.connect("g1");
     await ticks(clock, 2);
+    // The tick it stands at, in full at once, then the next ticks.
     expect(framesOf(session).map((f) => [f.tick, f.full])).toEqual([
-      [31, true],
+      [30, true],
+      [31, false],
       [32, false],
     ]);
     expect(b.connect("g1", bob).end).toMatchObject({ code: CloseCode.PermissionDenied });
+  });
+
+  it("tick a continued game as soon as the client's re-sent presses are in, or one period after its full frame", async () => {
+    const store = new MemorySnapshotStore();
+    const clock = new ManualTickClock(10_000);
+    const a = engine("engine-a", store, clock);
+    const b = engine("engine-b", store, clock);
+    for (const id of ["g1", "g2"]) {
+      a.games.create({ id, owner: alice, course: courseOf(easyWorld()), seed: EASY_SEED });
+      input(a.connect(id), 1);
+    }
+    await flush();
+    await ticks(clock, 5);
+    await a.handler.drain(async () => ({ engineUrl: "u", engineWsUrl: "w", streamTicket: "t" }));
+    // g1's client re-sends its latest press (applied before the move: dropped): tick 6 at once.
+    const g1 = b.connect("g1");
+    await flush();
+    input(g1, 1);
+    await flush();
+    clock.advance(0);
+    await flush();
+    expect(framesOf(g1).map((f) => f.tick)).toEqual([5, 6]);
+    // g2's client says nothing: tick 6 one period after the full frame.
+    const g2 = b.connect("g2");
+    await flush();
+    clock.advance(32);
+    await flush();
+    expect(framesOf(g2).map((f) => f.tick)).toEqual([5]);
+    clock.advance(1);
+    await flush();
+    expect(framesOf(g2).map((f) => f.tick)).toEqual([5, 6]);
+    expect(b.games.get("g1")?.lastInputSeq).toBe(1);
   });
 
   it("refuse new and resumed games on a draining engine (the initiator tries another)", async () => {

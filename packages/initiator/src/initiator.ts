@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { Code, ConnectError, type Client, type ServiceImpl } from "@connectrpc/connect";
 import { defineComponent, requirePrincipal } from "@flaplab/component";
-import type { EngineService } from "@flaplab/contracts/engine/v1/engine_pb";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import type { WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
+import type { EnginePlacement, EngineTarget } from "./placement.js";
 
 export const initiatorComponent = defineComponent({ name: "initiator", service: InitiatorService });
 
@@ -11,12 +11,10 @@ export const initiatorComponent = defineComponent({ name: "initiator", service: 
 export const DEFAULT_VIEWPORT = { width: 480, height: 640 } as const;
 export const DEFAULT_BIRD = { width: 34, height: 24 } as const;
 
-/** Where clients open a game's streams: over WebTransport, and over plain WebSocket. */
-export interface StreamEndpoints {
-  readonly engineUrl: string;
+/** Where clients open a game's music stream: over WebTransport, and over plain WebSocket. */
+export interface MusicEndpoints {
   readonly musicUrl: string;
-  /** `ws://` or `wss://` URLs of the same streams. */
-  readonly engineWsUrl: string;
+  /** `ws://` or `wss://` URL of the same stream. */
   readonly musicWsUrl: string;
 }
 
@@ -27,17 +25,25 @@ export interface StreamTicketIssuer {
 
 export interface InitiatorDeps {
   readonly worldgen: Client<typeof WorldGenService>;
-  readonly engine: Client<typeof EngineService>;
-  readonly endpoints: StreamEndpoints;
+  /** The engines a game may go to, best first (`singleEngine`, `rendezvousPlacement`). */
+  readonly engines: EnginePlacement;
+  readonly music: MusicEndpoints;
   /** Issues the stream ticket of each game, for the player who started it. */
   readonly tickets: StreamTicketIssuer;
   readonly newGameId?: () => string;
 }
 
 /**
- * StartGame: a game id, a world from the world generator, then the game in the engine (owned by
- * the caller), then a stream ticket naming the game and the caller: the client opens the game's
- * streams with it.
+ * Codes on which the next engine is tried: this one is down or draining. (A full engine says so in
+ * its heartbeat and is not ranked; ResourceExhausted is also the player's own game limit.)
+ */
+const TRY_NEXT: ReadonlySet<Code> = new Set([Code.Unavailable, Code.DeadlineExceeded]);
+
+/**
+ * StartGame: a game id, a world from the world generator, then the game in an engine (owned by
+ * the caller; the placement's first engine that takes it), then a stream ticket naming the game
+ * and the caller: the client opens the game's streams with it. ResumeGame: the game continued
+ * from its snapshot on the placement's first engine that takes it, with a new ticket.
  */
 export function createInitiator(deps: InitiatorDeps): ServiceImpl<typeof InitiatorService> {
   const newGameId = deps.newGameId ?? randomUUID;
@@ -52,20 +58,49 @@ export function createInitiator(deps: InitiatorDeps): ServiceImpl<typeof Initiat
       const gameId = newGameId();
       const { world } = await deps.worldgen.generateWorld({ gameId, viewport, seed: req.seed });
       if (!world) throw new ConnectError("world generator returned no world", Code.Internal);
-      const started = await deps.engine.startGame({ gameId, world, bird });
+      const { engine, answer } = await onFirstEngine(await deps.engines(gameId), (e) => e.client.startGame({ gameId, world, bird }));
       const { ticket } = await deps.tickets.sign(gameId, username);
+      return answerFor(engine, { gameId, seed: world.seed, pipesInView: answer.pipesInView, streamTicket: ticket });
+    },
+
+    async resumeGame(req, ctx) {
+      const { username } = requirePrincipal(ctx);
+      if (req.gameId === "") throw new ConnectError("game id is required", Code.InvalidArgument);
+      const { engine, answer } = await onFirstEngine(await deps.engines(req.gameId), (e) => e.client.resumeGame({ gameId: req.gameId }));
+      const { ticket } = await deps.tickets.sign(req.gameId, username);
       return {
-        gameId,
-        seed: world.seed,
-        engineUrl: deps.endpoints.engineUrl,
-        musicUrl: deps.endpoints.musicUrl,
-        engineWsUrl: deps.endpoints.engineWsUrl,
-        musicWsUrl: deps.endpoints.musicWsUrl,
-        pipesInView: started.pipesInView,
-        streamTicket: ticket,
+        game: answerFor(engine, { gameId: req.gameId, seed: answer.seed, pipesInView: answer.pipesInView, streamTicket: ticket }),
+        tick: answer.tick,
       };
     },
   };
+
+  function answerFor(engine: EngineTarget, game: { gameId: string; seed: bigint; pipesInView: number; streamTicket: string }) {
+    return {
+      ...game,
+      engineUrl: engine.engineUrl,
+      engineWsUrl: engine.engineWsUrl,
+      musicUrl: deps.music.musicUrl,
+      musicWsUrl: deps.music.musicWsUrl,
+    };
+  }
+}
+
+/** Calls `call` on each engine in turn until one answers; one that is down or draining is skipped. */
+async function onFirstEngine<T>(engines: readonly EngineTarget[], call: (engine: EngineTarget) => Promise<T>): Promise<{ engine: EngineTarget; answer: T }> {
+  let last: ConnectError | undefined;
+  for (const engine of engines) {
+    try {
+      return { engine, answer: await call(engine) };
+    } catch (err) {
+      last = ConnectError.from(err);
+      if (!TRY_NEXT.has(last.code)) throw last;
+    }
+  }
+  throw new ConnectError(
+    last ? `no engine could take the game (${engines.length} tried; last: ${last.rawMessage})` : "no engine is up",
+    Code.Unavailable,
+  );
 }
 
 function sized(

@@ -1,11 +1,12 @@
 import { Code } from "@connectrpc/connect";
 import { generateKeyPairSync } from "node:crypto";
-import { createEngine, engineComponent, GameTable } from "@flaplab/engine";
+import { createEngine, engineComponent, GameTable, SnapshotKeeper } from "@flaplab/engine";
+import { MemorySnapshotStore } from "@flaplab/snapshots";
 import { createStreamTicketSigner, createStreamTicketVerifier } from "@flaplab/identity";
 import { describeContract } from "@flaplab/testkit";
 import { createWorldGen, generateWorld, worldgenComponent } from "@flaplab/worldgen";
 import { expect, it } from "vitest";
-import { createInitiator, initiatorComponent } from "../src/index.js";
+import { createInitiator, initiatorComponent, singleEngine } from "../src/index.js";
 
 const endpoints = {
   engineUrl: "https://engine.test/game",
@@ -14,6 +15,8 @@ const endpoints = {
   musicWsUrl: "ws://music.test/music",
 };
 const serviceKey = generateKeyPairSync("ed25519");
+/** The engine peer of the current mode, to stage a game another engine left. */
+const engine: { games?: GameTable; keeper?: SnapshotKeeper } = {};
 const tickets = createStreamTicketSigner({ privateKey: serviceKey.privateKey });
 const ticketVerifier = createStreamTicketVerifier({ publicKey: serviceKey.publicKey });
 
@@ -21,10 +24,22 @@ describeContract(
   {
     component: initiatorComponent,
     create: (env) =>
-      createInitiator({ worldgen: env.client(worldgenComponent), engine: env.client(engineComponent), endpoints, tickets }),
+      createInitiator({
+        worldgen: env.client(worldgenComponent),
+        engines: singleEngine({ name: "engine", client: env.client(engineComponent), engineUrl: endpoints.engineUrl, engineWsUrl: endpoints.engineWsUrl }),
+        music: endpoints,
+        tickets,
+      }),
     peers: [
       { component: worldgenComponent, create: () => createWorldGen() },
-      { component: engineComponent, create: () => createEngine({ games: new GameTable() }) },
+      {
+        component: engineComponent,
+        create: () => {
+          engine.games = new GameTable();
+          engine.keeper = new SnapshotKeeper({ store: new MemorySnapshotStore(), engine: "engine", games: engine.games });
+          return createEngine({ games: engine.games, snapshots: engine.keeper });
+        },
+      },
     ],
   },
   (t) => {
@@ -81,6 +96,31 @@ describeContract(
       await expect(t.client.startGame({ bird: { width: 900, height: 24 } })).rejects.toMatchObject({
         code: Code.InvalidArgument,
       });
+    });
+
+    it("resumes a game from its snapshot for its player only, with a new ticket and the engine's URLs", async () => {
+      const started = await t.client.startGame({ seed: 6977347407732442987n });
+      // The game as another engine left it: its snapshot stored, gone from the engine's table.
+      const game = engine.games!.get(started.gameId)!;
+      engine.keeper!.changed(game);
+      await engine.keeper!.flush();
+      engine.games!.delete(started.gameId);
+      const bob = await t.as("bob");
+      await expect(bob.resumeGame({ gameId: started.gameId })).rejects.toMatchObject({ code: Code.PermissionDenied });
+      const resumed = await t.client.resumeGame({ gameId: started.gameId });
+      expect(resumed.tick).toBe(0);
+      expect(resumed.game).toMatchObject({
+        gameId: started.gameId,
+        seed: 6977347407732442987n,
+        engineUrl: endpoints.engineUrl,
+        engineWsUrl: endpoints.engineWsUrl,
+        musicUrl: endpoints.musicUrl,
+        pipesInView: started.pipesInView,
+      });
+      expect(await ticketVerifier.verify(resumed.game!.streamTicket)).toMatchObject({ gameId: started.gameId, username: "alice" });
+      expect(engine.games!.has(started.gameId)).toBe(true);
+      await expect(t.client.resumeGame({ gameId: "no-such-game" })).rejects.toMatchObject({ code: Code.NotFound });
+      await expect(t.client.resumeGame({ gameId: "" })).rejects.toMatchObject({ code: Code.InvalidArgument });
     });
 
     it("needs a token", async () => {

@@ -4,3 +4,4 @@ export { MemorySnapshotStore } from "./memory-store.js";
 export { RedisSnapshotStore, type RedisSnapshotStoreOptions } from "./redis-store.js";
 export { rendezvousRank } from "./rendezvous.js";
 export { type RedisServer, type StartRedisOptions, startRedisServer } from "./redis-server.js";
+export { openSnapshotStore, SNAPSHOT_STORE_ENV } from "./config.js";

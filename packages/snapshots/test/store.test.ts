@@ -3,7 +3,7 @@ import { GameOriginSchema, GameSnapshotSchema } from "@flaplab/contracts/engine/
 import { PlayState } from "@flaplab/contracts/engine/v1/engine_pb";
 import { freePort } from "@flaplab/ports";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MemorySnapshotStore, type RedisServer, RedisSnapshotStore, type SnapshotStore, startRedisServer } from "../src/index.js";
+import { MemorySnapshotStore, openSnapshotStore, type RedisServer, RedisSnapshotStore, type SnapshotStore, startRedisServer } from "../src/index.js";
 
 let redis: RedisServer;
 beforeAll(async () => {
@@ -94,5 +94,19 @@ describe("redis snapshot store", () => {
 describe("startRedisServer", () => {
   it("says how to install Redis when the binary is missing", async () => {
     await expect(startRedisServer({ port: await freePort(), bin: "no-such-redis-server" })).rejects.toThrow(/not found: install Redis/);
+  });
+});
+
+describe("openSnapshotStore", () => {
+  it("opens the store FLAPLAB_SNAPSHOT_STORE names, in process by default for one engine", async () => {
+    expect((await openSnapshotStore({}, { engines: 1, topology: "t" })).kind).toBe("memory");
+    const store = await openSnapshotStore({ FLAPLAB_SNAPSHOT_STORE: redis.url }, { engines: 3, topology: "t" });
+    expect(store.kind).toBe("redis");
+    await store.close();
+  });
+
+  it("refuses several engines without a shared store, and a value that is not a store", async () => {
+    await expect(openSnapshotStore({}, { engines: 3, topology: "sharded" })).rejects.toThrow(/sharded runs 3 engines.*FLAPLAB_SNAPSHOT_STORE=redis:\/\//);
+    await expect(openSnapshotStore({ FLAPLAB_SNAPSHOT_STORE: "postgres://x" }, { engines: 1, topology: "t" })).rejects.toThrow(/must be "memory" or a redis:\/\/ URL/);
   });
 });

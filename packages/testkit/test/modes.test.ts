@@ -35,6 +35,9 @@ describeContract(
           if (!world) throw new ConnectError("no world", Code.Internal);
           return { gameId: "game-1", seed: world.seed };
         },
+        resumeGame() {
+          throw new ConnectError("not part of this test", Code.Unimplemented);
+        },
       };
     },
     peers: [{ component: worldgen, create: (env) => fakeWorldgen(env.mode) }],
