@@ -74,6 +74,9 @@ export class App {
   /** The last Register/Login round trip, added to every game's log. */
   private lastAuth: { start: number; ms: number; note: string } | undefined;
   private lastGame: LastGame | null = null;
+  /** Ticks before which the page presses Space itself (`flaplab.pressAtTicks`), and those done this game. */
+  private tickPresses: ReadonlySet<number> | undefined;
+  private pressedTicks = new Set<number>();
   private lastReport: GameReport | null = null;
   private lastTrace: string | null = null;
   private objectUrls: string[] = [];
@@ -130,6 +133,10 @@ export class App {
       lastGame: () => this.lastGame,
       trace: () => this.lastTrace,
       token: () => this.sessions.get()?.token ?? null,
+      tick: () => (this.run ? (this.view?.tick ?? null) : null),
+      pressAtTicks: (ticks) => {
+        this.tickPresses = ticks.length > 0 ? new Set(ticks) : undefined;
+      },
     });
     window.flaplab = this.automation;
     window.flaplabPalette = { sky: PALETTE.sky, pipe: PALETTE.pipeBody, bird: PALETTE.birdBody, scoreText: PALETTE.scoreText };
@@ -288,6 +295,7 @@ export class App {
     this.log = log;
     if (this.lastAuth) log.rtt("auth", this.lastAuth.start, this.lastAuth.ms, this.lastAuth.note);
     this.view = undefined;
+    this.pressedTicks = new Set();
     this.scenes.reset();
     try {
       const t = log.time();
@@ -304,7 +312,14 @@ export class App {
         log,
         sound: this.sound,
         onView: (view) => {
-          if (this.run === run) this.view = view;
+          if (this.run !== run) return;
+          this.view = view;
+          // Automation on the tick clock: the press meant before tick T+1, once.
+          const next = view.tick + 1;
+          if (this.tickPresses?.has(next) && !this.pressedTicks.has(next) && !view.gameOver) {
+            this.pressedTicks.add(next);
+            run.flap();
+          }
         },
         onNotice: (text) => this.showBanner(text),
         // Its engine drained or died: the initiator places it on a live engine, which continues it.
@@ -366,6 +381,8 @@ export class App {
       ticks: result.ticks,
       recorded: engine?.recorded ?? false,
       error: result.error ?? null,
+      reconnections: result.reconnections,
+      resentInputs: result.resentInputs,
     };
     if (result.error) this.showBanner(result.error);
     this.showGameOver(result, report);

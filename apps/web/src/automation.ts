@@ -12,6 +12,10 @@ export interface LastGame {
   readonly recorded: boolean;
   /** Why the game ended abnormally, or null. */
   readonly error: string | null;
+  /** Times the game's stream was opened again where the game continued (its engine drained or died). */
+  readonly reconnections: number;
+  /** Inputs sent again after those reconnections. */
+  readonly resentInputs: number;
 }
 
 /** The engine's GameSummary, JSON-safe. */
@@ -52,6 +56,15 @@ export interface FlapLabAutomation {
   readonly events: EventTarget;
   /** The logged-in player's bearer token, or null. */
   token(): string | null;
+  /** The tick of the current game's latest frame, or null before its first frame. */
+  tick(): number | null;
+  /**
+   * From the next game on, the page presses Space itself before each of these ticks: when the
+   * frame of tick T−1 arrives (once per tick; the start press stays the caller's). Presses follow
+   * the game's tick clock, so a game paused by a fault stays comparable to the simulator. An
+   * empty list turns it off.
+   */
+  pressAtTicks(ticks: readonly number[]): void;
 }
 
 export interface AutomationSource {
@@ -62,6 +75,8 @@ export interface AutomationSource {
   lastGame(): LastGame | null;
   trace(): string | null;
   token(): string | null;
+  tick(): number | null;
+  pressAtTicks(ticks: readonly number[]): void;
 }
 
 export function createAutomation(source: AutomationSource): FlapLabAutomation {
@@ -78,6 +93,8 @@ export function createAutomation(source: AutomationSource): FlapLabAutomation {
     },
     trace: () => source.trace(),
     token: () => source.token(),
+    tick: () => source.tick(),
+    pressAtTicks: (ticks) => source.pressAtTicks(ticks),
     events,
   };
 }

@@ -1,4 +1,5 @@
 import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import {
   ClientInputSchema,
   GameStreamMessageSchema,
@@ -42,6 +43,10 @@ export interface GameResult {
   readonly error: string | undefined;
   /** The FlapLab trace JSON of the game. */
   readonly trace: string;
+  /** Times the game stream was opened again where the game continued (moved, or resumed). */
+  readonly reconnections: number;
+  /** Inputs sent again after those reconnections. */
+  readonly resentInputs: number;
 }
 
 export interface GameRunOptions {
@@ -110,8 +115,9 @@ export class GameRun {
   private movedTo: EngineHome | undefined;
   /** The bytes of recent inputs by seq, to re-send after a move. */
   private readonly sentInputs = new Map<number, Uint8Array>();
-  /** Moves and resumes so far. */
+  /** Moves and resumes so far, and the inputs re-sent after them. */
   private reconnects = 0;
+  private resentInputs = 0;
   /** Reopened: the continued game's full frame has not come yet. */
   private awaitingResync = false;
 
@@ -206,6 +212,8 @@ export class GameRun {
         return;
       } catch (err) {
         lastError = (err as Error).message;
+        // No engine will ever take it (no snapshot, another player's, over): no point in waiting.
+        if (err instanceof ConnectError && FINAL_RESUME_CODES.has(err.code)) break;
         if (this.now() > deadline) break;
         await sleep(Math.min(50 * 2 ** attempt, 500));
       }
@@ -219,6 +227,7 @@ export class GameRun {
   /** Re-sends, in one write, every input after `reflected`, or the latest input when there is none. */
   private resend(reflected: number): void {
     const seqs = [...this.sentInputs.keys()].filter((q) => q > reflected);
+    this.resentInputs += seqs.length;
     if (seqs.length === 0 && this.seq > 0) seqs.push(this.seq);
     const chunks = seqs.sort((a, b) => a - b).flatMap((q) => {
       const bytes = this.sentInputs.get(q);
@@ -411,9 +420,14 @@ export class GameRun {
       engineSummary: this.engineSummary,
       error: this.error ?? (this.over ? undefined : "the game stream ended before the game was over"),
       trace: this.trace.toJson(),
+      reconnections: this.reconnects,
+      resentInputs: this.resentInputs,
     });
   }
 }
+
+/** ResumeGame answers after which trying again cannot help. */
+const FINAL_RESUME_CODES: ReadonlySet<Code> = new Set([Code.NotFound, Code.PermissionDenied, Code.FailedPrecondition, Code.Unauthenticated, Code.InvalidArgument]);
 
 /** The stream broke, or the engine stopped: the game itself may go on elsewhere. */
 function engineWentAway(end: { failed: boolean; code: number }): boolean {

@@ -12,6 +12,7 @@ import { DelimitedDecoder, encodeDelimited, FrameEncoder, type FrameSource } fro
 import { parseTrace } from "@flaplab/traces";
 import { describe, expect, it } from "vitest";
 import type { StreamLink } from "../src/stream-link.js";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { type EngineHome, GameRun } from "../src/game-run.js";
 import { inputToEffectDelays, inputToNextFrameDelays, LatencyLog } from "../src/latency-log.js";
 import type { OpenStream, SessionEndInfo } from "../src/webtransport.js";
@@ -313,6 +314,21 @@ describe("GameRun when its engine goes away", () => {
     await tickAsync();
     expect(inputs(games[1]!).map((i) => i.seq)).toEqual([2, 3]);
     run.abort("test over");
+  });
+
+  it("gives up at once when ResumeGame says the game cannot be continued", async () => {
+    let calls = 0;
+    const { run, game } = setup("websocket", {
+      resume: async () => {
+        calls++;
+        throw new ConnectError("game g1 has no snapshot to continue from", Code.NotFound);
+      },
+    });
+    await run.open();
+    game.end(4500, "engine shutting down; resume the game");
+    const result = await run.finished;
+    expect(calls).toBe(1);
+    expect(result.error).toBe("the game's engine went away and the game could not be resumed: [not_found] game g1 has no snapshot to continue from");
   });
 
   it("ends the game with the reason when it cannot be resumed, and never resumes a refused stream", async () => {

@@ -49,6 +49,8 @@ export interface RunData {
   readonly retries: number | null;
   readonly dispatchLateness: { readonly p50: number | null; readonly max: number | null } | null;
   readonly gameId: string | null;
+  /** The fault injected into the run's game and what became of the game (`pnpm study --fault`). */
+  readonly fault: FaultView | null;
   /** Metric samples; null when the run has no readable latency log. */
   values: MetricValues | null;
   /** Tick-frame receive times (ms, page clock), for the inter-arrival plot. */
@@ -56,6 +58,18 @@ export interface RunData {
   rpc: RpcSample[];
   /** Things worth knowing that did not make the run unusable. */
   readonly notes: string[];
+}
+
+export interface FaultView {
+  readonly kind: string;
+  readonly tick: number | null;
+  readonly injectedAtTick: number | null;
+  readonly action: string | null;
+  readonly pauseMs: number | null;
+  readonly reconnections: number | null;
+  readonly resentInputs: number | null;
+  readonly scoreMatched: boolean | null;
+  readonly recorded: boolean | null;
 }
 
 /** A file the report could not use that is not a run of its own. */
@@ -151,6 +165,7 @@ function emptyRun(source: RunSource, dir: string, deployment: string, seed: stri
     retries: null,
     dispatchLateness: null,
     gameId: null,
+    fault: null,
     values: null,
     frameTimes: [],
     rpc: [],
@@ -215,6 +230,7 @@ export async function loadFlapLabRun(dir: string): Promise<RunData | null> {
     retries: numOrNull(summary["retries"]),
     dispatchLateness: lateness ? { p50: numOrNull(lateness["p50"]), max: numOrNull(lateness["max"]) } : null,
     gameId: strOrNull(summary["gameId"]),
+    fault: faultOf(summary["fault"]),
   };
 
   // A failed run keeps its failure as the reason; its files only add notes.
@@ -379,4 +395,20 @@ async function loadFlappyGoRun(dir: string, deployment: string): Promise<RunData
     base.reason = `latency_data.csv ${errorText(err)}`;
   }
   return base;
+}
+
+function faultOf(value: unknown): FaultView | null {
+  if (!isObject(value) || typeof value["kind"] !== "string") return null;
+  const bool = (v: unknown) => (typeof v === "boolean" ? v : null);
+  return {
+    kind: value["kind"],
+    tick: numOrNull(value["tick"]),
+    injectedAtTick: numOrNull(value["injectedAtTick"]),
+    action: strOrNull(value["action"]),
+    pauseMs: numOrNull(value["pauseMs"]),
+    reconnections: numOrNull(value["reconnections"]),
+    resentInputs: numOrNull(value["resentInputs"]),
+    scoreMatched: bool(value["scoreMatched"]),
+    recorded: bool(value["recorded"]),
+  };
 }

@@ -7,6 +7,7 @@ import { cdfPlot, interArrivalPlot, rpcPlot } from "./plots.js";
 import {
   comparisonTable,
   failuresTable,
+  faultsTable,
   groupTitle,
   latencyTable,
   problemsTable,
@@ -88,6 +89,8 @@ function htmlGroup(group: Group, index: number): string {
   const ia = interArrivalPlot(group);
   if (ia) parts.push(`<h3>Frame inter-arrival over time</h3>`, chart(ia, `frame inter-arrival over time, ${groupTitle(group)}`));
   parts.push(htmlTable(runsTable(group)));
+  const faults = faultsTable(group);
+  if (faults.rows.length > 0) parts.push(htmlTable(faults));
   const failures = failuresTable(group);
   if (failures.rows.length > 0) parts.push(htmlTable(failures));
   parts.push("</section>");
@@ -173,6 +176,8 @@ export function renderMarkdown(report: Report): string {
     out.push(mdTable(latencyTable(g)));
     out.push(g.rpc.length > 0 ? mdTable(rpcTable(g)) : "No RPC records.\n");
     out.push(mdTable(runsTable(g)));
+    const faults = faultsTable(g);
+    if (faults.rows.length > 0) out.push(mdTable(faults));
     const failures = failuresTable(g);
     if (failures.rows.length > 0) out.push(mdTable(failures));
   }

@@ -6,7 +6,7 @@ import { COMPARISON_METRICS, METRICS, metricInfo } from "./metrics.js";
 /** A table as both renderers see it: plain-text cells. */
 export interface Table {
   /** "stats" for the latency tables (fixed columns), else what the table lists. */
-  readonly kind: "stats" | "runs" | "failures" | "comparison" | "problems";
+  readonly kind: "stats" | "runs" | "failures" | "faults" | "comparison" | "problems";
   readonly caption: string;
   /** How many leading columns hold text (left-aligned); the rest are numbers. */
   readonly textColumns: number;
@@ -34,6 +34,17 @@ export const LATENCY_HEADERS = ["metric", ...STAT_HEADERS] as const;
 export const RPC_HEADERS = ["rpc", ...STAT_HEADERS] as const;
 export const RUN_HEADERS = ["run", "status", "score", "expected", "ticks", "retries", "dispatch lateness p50 / max (ms)"] as const;
 export const FAILURE_HEADERS = ["run", "status", "stage", "reason"] as const;
+export const FAULT_HEADERS = [
+  "run",
+  "fault",
+  "done",
+  "score as simulator",
+  "recorded",
+  "injected at tick",
+  "pause (ms)",
+  "reconnections",
+  "inputs re-sent",
+] as const;
 export const PROBLEM_HEADERS = ["file", "reason"] as const;
 export const COMPARISON_HEADERS = [
   "deployment",
@@ -84,6 +95,34 @@ export function runsTable(group: Group): Table {
       const lateness = r.dispatchLateness ? `${formatMs(r.dispatchLateness.p50)} / ${formatMs(r.dispatchLateness.max)}` : NONE;
       return [r.id, r.status, numText(r.score), r.source === "flappygo" ? NA : numText(r.expected?.score ?? null), ticks, numText(r.retries), lateness];
     }),
+  };
+}
+
+/** The fault of every run that had one (`pnpm study --fault`), and what became of its game. */
+export function faultsTable(group: Group): Table {
+  const yesNo = (v: boolean | null) => (v === null ? NONE : v ? "yes" : "no");
+  return {
+    kind: "faults",
+    caption: "Faults: the longest wait between two frames of new ticks is the pause",
+    textColumns: 5,
+    headers: FAULT_HEADERS,
+    rows: group.runs.flatMap((r) =>
+      r.fault === null
+        ? []
+        : [
+            [
+              r.id,
+              `${r.fault.kind}@${r.fault.tick ?? "?"}`,
+              r.fault.action ?? "not injected (the game ended first)",
+              yesNo(r.fault.scoreMatched),
+              yesNo(r.fault.recorded),
+              numText(r.fault.injectedAtTick),
+              r.fault.pauseMs === null ? NONE : formatMs(r.fault.pauseMs),
+              numText(r.fault.reconnections),
+              numText(r.fault.resentInputs),
+            ],
+          ],
+    ),
   };
 }
 

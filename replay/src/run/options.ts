@@ -33,6 +33,35 @@ export interface ReplayOptions {
   readonly slackMs: number;
   /** The page's stream link (`?link=`): WebTransport (the default) or plain WebSocket. */
   readonly link: StreamLink;
+  /**
+   * A fault injected into every run's game at a tick. The page then presses on the game's tick
+   * clock (`flaplab.pressAtTicks`) instead of the trace's times, so a game paused by the fault
+   * stays comparable to the simulator.
+   */
+  readonly fault?: FaultPlan;
+}
+
+/** What can go wrong on purpose: a process killed (SIGKILL) or drained (SIGTERM). */
+export type FaultKind = "engine-kill" | "engine-drain" | "music-kill" | "score-kill";
+export const FAULT_KINDS: readonly FaultKind[] = ["engine-kill", "engine-drain", "music-kill", "score-kill"];
+
+export interface FaultPlan {
+  readonly kind: FaultKind;
+  /** The game tick at (or right after) which it happens. */
+  readonly tick: number;
+  /** Does it to the deployment serving game `gameId`; says what it did ("SIGKILL engine-2 (pid 4242)"). */
+  inject(gameId: string): Promise<string>;
+}
+
+/** A `--fault <kind>@<tick>` value, or a usage error saying what one looks like. */
+export function parseFault(text: string): { kind: FaultKind; tick: number } {
+  const m = /^([a-z-]+)@(\d+)$/.exec(text.trim());
+  const kind = m?.[1] as FaultKind | undefined;
+  const tick = Number(m?.[2]);
+  if (!m || !kind || !FAULT_KINDS.includes(kind) || !Number.isInteger(tick) || tick < 1) {
+    throw new ReplayUsageError(`--fault must be <kind>@<tick> with a kind of ${FAULT_KINDS.join(", ")} and a tick ≥ 1, got "${text}"`);
+  }
+  return { kind, tick };
 }
 
 /** How the page reaches the game's streams (the page's `?link=`). */

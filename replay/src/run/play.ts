@@ -98,10 +98,12 @@ export async function pageState(page: Page): Promise<string> {
 export interface PageGlobals {
   flaplab?: {
     state: string;
-    log(): Array<{ type: string; seq?: number; time: number }>;
+    log(): Array<{ type: string; seq?: number; time: number; note?: string }>;
     lastGame: { gameId: string; seed: string; score: number; ticks: number; recorded: boolean; error: string | null } | null;
     summary(): Record<string, unknown> | null;
     csv(): string;
+    tick(): number | null;
+    pressAtTicks(ticks: readonly number[]): void;
   };
   navigator: { userAgent: string };
   document: { querySelector(selector: string): { textContent: string | null } | null };

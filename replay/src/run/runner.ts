@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { simulateTrace } from "@flaplab/simulator";
-import { replayFlapOffsetsMs } from "@flaplab/traces";
+import { replayFlapOffsetsMs, replayFlapTicks } from "@flaplab/traces";
 import type { Page } from "playwright-core";
 import { launch, nowEpochMs, pageState, waitUntil, type Browser, type PageGlobals } from "./play.js";
 import type { LoadedTrace, ReplayOptions, StreamLink } from "./options.js";
@@ -45,8 +45,28 @@ export interface RunSummary {
   };
   readonly browser: { readonly name: "chromium"; readonly version: string; readonly executable: string; readonly args: readonly string[] };
   readonly rpcRecords: number | null;
+  /** The fault injected into this run's game, and what became of the game (null without one). */
+  readonly fault: FaultOutcome | null;
   readonly startedAt: string;
   readonly durationMs: number;
+}
+
+export interface FaultOutcome {
+  readonly kind: string;
+  /** The tick asked for, and the game's tick when it was injected (null: the game ended first). */
+  readonly tick: number;
+  readonly injectedAtTick: number | null;
+  /** What was done ("SIGKILL engine-2 (pid 4242)"). */
+  readonly action: string | null;
+  /** The longest wait between two frames of new ticks, ms: the pause the player saw. */
+  readonly pauseMs: number | null;
+  /** Times the page opened the game's stream again where the game continued, and inputs it re-sent. */
+  readonly reconnections: number | null;
+  readonly resentInputs: number | null;
+  /** The game's score and ticks equal the simulator's for the same presses at the same ticks. */
+  readonly scoreMatched: boolean;
+  /** The score component stored the run. */
+  readonly recorded: boolean;
 }
 
 export interface ReplayReport {
@@ -61,7 +81,16 @@ type Log = (line: string) => void;
 
 interface PageGame {
   state: string;
-  lastGame: { gameId: string; seed: string; score: number; ticks: number; recorded: boolean; error: string | null } | null;
+  lastGame: {
+    gameId: string;
+    seed: string;
+    score: number;
+    ticks: number;
+    recorded: boolean;
+    error: string | null;
+    reconnections?: number;
+    resentInputs?: number;
+  } | null;
   summary: Record<string, unknown> | null;
   csv: string;
   topology: string | null;
@@ -172,6 +201,8 @@ interface RunContext {
   user: { name: string; password: string; registered: boolean };
   expected: { score: number; ticks: number };
   attempt: number;
+  /** Filled by `play` when it injected the fault. */
+  injected?: { atTick: number | null; action: string | null };
 }
 
 async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunContext): Promise<RunSummary & { csv: string }> {
@@ -212,6 +243,19 @@ async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunContext):
   }
   const client = game?.summary ?? null;
   const engine = (client?.["engine"] as Record<string, unknown> | undefined) ?? null;
+  const fault: FaultOutcome | null = opts.fault
+    ? {
+        kind: opts.fault.kind,
+        tick: opts.fault.tick,
+        injectedAtTick: ctx.injected?.atTick ?? null,
+        action: ctx.injected?.action ?? null,
+        pauseMs: longestFrameGapMs(game?.csv ?? ""),
+        reconnections: last?.reconnections ?? null,
+        resentInputs: last?.resentInputs ?? null,
+        scoreMatched: last !== null && last.score === ctx.expected.score && last.ticks === ctx.expected.ticks,
+        recorded: last?.recorded ?? false,
+      }
+    : null;
   const lateness = samples.map((s) => s.latenessMs).sort((a, b) => a - b);
   const pct = (p: number) => (lateness.length ? lateness[Math.min(lateness.length - 1, Math.ceil(p * lateness.length) - 1)]! : null);
   return {
@@ -236,10 +280,83 @@ async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunContext):
     dispatch: { presses: samples.length, latenessMs: { p50: pct(0.5), p99: pct(0.99), max: pct(1) }, samples },
     browser: { name: "chromium", version, executable: opts.chromium, args },
     rpcRecords: null,
+    fault,
     startedAt: startedAt.toISOString(),
     durationMs: Date.now() - t0,
     csv: game?.csv ?? "",
   };
+}
+
+/**
+ * A run with a fault: the page presses on the game's tick clock (the trace's flap ticks), the
+ * fault goes in once the game reaches its tick, and the run waits for game over.
+ */
+async function playWithFault(page: Page, opts: ReplayOptions, fault: NonNullable<ReplayOptions["fault"]>, trace: LoadedTrace, ctx: RunContext): Promise<RunFailure | null> {
+  const ticks = replayFlapTicks(trace.trace);
+  try {
+    await page.evaluate((t) => (globalThis as unknown as PageGlobals).flaplab!.pressAtTicks(t), ticks);
+    await page.keyboard.press("Space");
+    const gameId = await page.waitForFunction(
+      () => {
+        const f = (globalThis as unknown as PageGlobals).flaplab!;
+        if (f.state === "over") return "-";
+        return f.log().find((r) => r.type === "start")?.note ?? "";
+      },
+      null,
+      { timeout: 20_000 },
+    );
+    const id = (await gameId.jsonValue()) as string;
+    if (id === "-") return { reason: "the game ended before it started (streams could not be opened)", stage: "start" };
+    const tickMs = 1000 / 30;
+    await page.waitForFunction(
+      (at) => {
+        const f = (globalThis as unknown as PageGlobals).flaplab!;
+        return f.state === "over" || (f.tick() ?? 0) >= at;
+      },
+      fault.tick,
+      { timeout: fault.tick * tickMs + 20_000, polling: 5 },
+    );
+    const atTick = await page.evaluate(() => {
+      const f = (globalThis as unknown as PageGlobals).flaplab!;
+      return f.state === "over" ? null : f.tick();
+    });
+    ctx.injected = { atTick, action: atTick === null ? null : await fault.inject(id) };
+    const left = Math.max(0, (ctx.expected.ticks - (atTick ?? 0)) * tickMs);
+    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).flaplab?.state === "over", null, {
+      timeout: left + opts.slackMs,
+    });
+    return null;
+  } catch (err) {
+    const state = await pageState(page).catch(() => "unknown");
+    return { reason: `${(err as Error).message.split("\n")[0]} (page state: ${state})`, stage: state === "playing" ? "gameover" : "play" };
+  }
+}
+
+/**
+ * The longest wait between two tick frames of increasing ticks, ms, from a page's latency CSV
+ * (columns `type,…,time,…,tick,…,kind`): the pause a player saw. Null without two such frames.
+ */
+export function longestFrameGapMs(csv: string): number | null {
+  const [header, ...lines] = csv.trim().split("\n");
+  if (!header) return null;
+  const cols = header.split(",");
+  const at = (name: string) => cols.indexOf(name);
+  const [type, time, tick, kind] = [at("type"), at("time"), at("tick"), at("kind")];
+  if (type < 0 || time < 0 || tick < 0) return null;
+  let lastTick = Number.NEGATIVE_INFINITY;
+  let lastTime: number | undefined;
+  let longest: number | null = null;
+  for (const line of lines) {
+    const cells = line.split(",");
+    if (cells[type] !== "frame" || (kind >= 0 && cells[kind] === "ack")) continue;
+    const t = Number(cells[time]);
+    const k = Number(cells[tick]);
+    if (!(k > lastTick)) continue;
+    if (lastTime !== undefined) longest = Math.max(longest ?? 0, t - lastTime);
+    lastTick = k;
+    lastTime = t;
+  }
+  return longest === null ? null : Math.round(longest * 1000) / 1000;
 }
 
 async function readGame(page: Page): Promise<PageGame> {
@@ -288,6 +405,7 @@ async function play(
   }
 
   const offsets = replayFlapOffsetsMs(trace.trace);
+  if (opts.fault) return playWithFault(page, opts, opts.fault, trace, ctx);
   try {
     await page.keyboard.press("Space");
     // The game starts when the page sends input 1 (after StartGame and opening both streams).

@@ -2,20 +2,38 @@ import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { DEPLOYMENT_ORDER } from "../report/aggregate.js";
 import { generateReport } from "../report/index.js";
-import { deploymentFolder, loadTrace, parseLink, ReplayUsageError, type ReplayOptions, type StreamLink } from "../run/options.js";
+import {
+  deploymentFolder,
+  type FaultKind,
+  loadTrace,
+  parseFault,
+  parseLink,
+  ReplayUsageError,
+  type ReplayOptions,
+  type StreamLink,
+} from "../run/options.js";
 import { replay } from "../run/runner.js";
 import { startStudyDeployment } from "./deployment.js";
+import { faultInjector } from "./faults.js";
 
 /** The four deployments of the study, nearest first (the report lists them in this order). */
 export const STUDY_DEPLOYMENTS = DEPLOYMENT_ORDER;
 export const STUDY_TRACES = ["replay/traces/6977347407732442987.csv", "replay/traces/8525333463046388971.json"] as const;
 
+/** The deployment a fault study runs by default: one whose engine games survive their engine. */
+export const FAULT_DEPLOYMENT = "microservices-sharded";
+
 export const STUDY_USAGE = `usage: pnpm study [--runs <n>] [--out <dir>] [--deployments a,b,…] [--trace <file> …] [--retries <n>]
                   [--chromium <path>] [--stock-scheduling] [--links webtransport,websocket]
+                  [--fault <kind>@<tick>]
   Runs every deployment (default: ${STUDY_DEPLOYMENTS.join(", ")}) with pnpm dev, replays every trace
   (default: the easy and hard seeds in replay/traces) --runs times each in Chromium over each stream
   link (default: webtransport; runs over websocket are filed as <deployment>+websocket), and writes
-  one report.`;
+  one report.
+  --fault engine-kill|engine-drain|music-kill|score-kill@<tick> kills (SIGKILL) or drains (SIGTERM)
+  the process serving each game when the game reaches <tick>; the page then presses on the game's
+  tick clock. Default deployment with a fault: ${FAULT_DEPLOYMENT}. Runs are filed as
+  <deployment>+<kind>@<tick>.`;
 
 export interface StudyOptions {
   readonly deployments: readonly string[];
@@ -28,6 +46,8 @@ export interface StudyOptions {
   readonly stockScheduling: boolean;
   /** The stream links every deployment is replayed over, in order. */
   readonly links: readonly StreamLink[];
+  /** A fault injected into every run's game. */
+  readonly fault?: { readonly kind: FaultKind; readonly tick: number };
 }
 
 export function parseStudyArgs(argv: readonly string[], cwd: string, repo: string): StudyOptions {
@@ -38,7 +58,8 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
         options: {
           runs: { type: "string", default: "5" },
           out: { type: "string", default: "results/study" },
-          deployments: { type: "string", default: STUDY_DEPLOYMENTS.join(",") },
+          deployments: { type: "string" },
+          fault: { type: "string" },
           trace: { type: "string", multiple: true },
           retries: { type: "string", default: "0" },
           chromium: { type: "string", default: process.env["FLAPLAB_CHROMIUM"] ?? "/usr/bin/chromium" },
@@ -54,9 +75,10 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
   if (!Number.isInteger(runs) || runs < 1 || runs > 1000) throw new ReplayUsageError(`--runs must be 1…1000, got ${values.runs}`);
   const retries = Number(values.retries);
   if (!Number.isInteger(retries) || retries < 0 || retries > 10) throw new ReplayUsageError(`--retries must be 0…10, got ${values.retries}`);
+  const fault = values.fault === undefined ? undefined : parseFault(values.fault);
   return {
     // A name is one of the repository's topologies; a file is resolved like the other paths.
-    deployments: values.deployments
+    deployments: (values.deployments ?? (fault ? FAULT_DEPLOYMENT : STUDY_DEPLOYMENTS.join(",")))
       .split(",")
       .map((d) => d.trim())
       .filter(Boolean)
@@ -68,6 +90,7 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
     chromium: values.chromium,
     stockScheduling: values["stock-scheduling"],
     links: [...new Set(values.links.split(",").map((l) => parseLink(l.trim(), "--links")))],
+    ...(fault ? { fault } : {}),
   };
 }
 
@@ -91,7 +114,7 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
     });
     try {
       for (const link of opts.links) {
-        const folder = deploymentFolder(name, link);
+        const folder = `${deploymentFolder(name, link)}${opts.fault ? `+${opts.fault.kind}@${opts.fault.tick}` : ""}`;
         const replayOptions: ReplayOptions = {
           url: deployment.webUrl,
           traces,
@@ -104,6 +127,7 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
           stockScheduling: opts.stockScheduling,
           slackMs: 15_000,
           link,
+          ...(opts.fault ? { fault: { ...opts.fault, inject: faultInjector(opts.fault.kind, deployment, (line) => log(`study:   ${folder}: ${line}`)) } } : {}),
         };
         const result = await replay(replayOptions, (line) => log(`study:   ${folder}: ${line}`));
         ok += result.ok;
