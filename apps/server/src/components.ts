@@ -11,11 +11,14 @@ import {
   engineComponent,
   GameTable,
   gameTableOptionsFromEnv,
+  type PendingRun,
+  recordPendingRun,
   SnapshotKeeper,
   TickScheduler,
 } from "@flaplab/engine";
 import { createSigner, createStreamTicketSigner, hasPrivateKey, type KeyMaterial, type PublicKeyMaterial } from "@flaplab/identity";
 import { createInitiator, type EngineTarget, initiatorComponent, rendezvousPlacement, singleEngine } from "@flaplab/initiator";
+import { DurableOutbox } from "@flaplab/outbox";
 import { openSnapshotStore, rendezvousRank, type SnapshotStore } from "@flaplab/snapshots";
 import { createMusic, createMusicSessionHandler, createMusicStreams, musicComponent, type MusicStreams } from "@flaplab/music";
 import { type GroupSpec, groupOf, groupsOf, type Runtime } from "@flaplab/runtime";
@@ -120,7 +123,15 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
           await snapshots.startHeartbeats();
           runtime.mount(engineComponent, createEngine({ games, snapshots }));
           const clients = { music: runtime.client(musicComponent, "engine"), score: runtime.client(scoreComponent, "engine") };
-          const handler = createGameSessionHandler({ games, scheduler, ...clients, logger, snapshots });
+          // Runs the score component could not take at game over: on disk, recorded when it is back.
+          const outbox = new DurableOutbox<PendingRun>({
+            file: join(opts.dataDir, `outbox-${runtime.group.name}.sqlite`),
+            deliver: (run) => recordPendingRun(clients.score, run),
+            logger,
+          });
+          closers.push(() => outbox.close());
+          outbox.start();
+          const handler = createGameSessionHandler({ games, scheduler, ...clients, logger, snapshots, outbox: { add: (run) => outbox.add(run.gameId, run) } });
           engine = { ...clients, playedHere: handler.hasStream };
           streamRoutes[ENGINE_STREAM_PATH] = { kind: "engine", handler };
           const tickets = createStreamTicketSigner({ privateKey: opts.serviceKeys.privateKey });
@@ -161,6 +172,7 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
             engines = rendezvousPlacement({
               engines: targets,
               liveEngines: () => store.liveEngines(),
+              holderOf: async (gameId) => (await store.read(gameId))?.snapshot.engine,
               onError: (err) => logger.warn({ event: "heartbeats-unreadable", err: err.message }, "engine heartbeats cannot be read; trying every engine"),
             });
           }

@@ -44,6 +44,7 @@ export function engineSummaryView(s: GameSummary): EngineSummaryView {
     ticks: s.ticks,
     recorded: s.recorded,
     recordError: s.recordError,
+    recordPending: s.recordPending,
     framesSent: s.framesSent,
     frameBytes: Number(s.frameBytes),
     framesUnder1kb: s.framesUnder1kb,
@@ -397,7 +398,9 @@ export class App {
     this.el.recordStatus.textContent = e
       ? e.recorded
         ? "Run recorded."
-        : `Run not recorded: ${e.recordError || "unknown reason"}`
+        : e.recordPending
+          ? "Run saved, will be recorded (the scoreboard is unreachable right now)."
+          : `Run not recorded: ${e.recordError || "unknown reason"}`
       : result.error
         ? `Game ended early: ${result.error}`
         : "No summary from the engine.";

@@ -24,6 +24,8 @@ export interface EngineSummaryView {
   readonly ticks: number;
   readonly recorded: boolean;
   readonly recordError: string;
+  /** Not recorded yet: the engine keeps the run and records it when the score component is back. */
+  readonly recordPending: boolean;
   /** Tick frames only. */
   readonly framesSent: number;
   readonly frameBytes: number;

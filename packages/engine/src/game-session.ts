@@ -22,6 +22,7 @@ import { PIPE_WIDTH } from "@flaplab/physics";
 import * as hdr from "hdr-histogram-js";
 import type { Game, GameTable } from "./games.js";
 import type { ScheduledTask, TickInfo, TickScheduler } from "./scheduler.js";
+import { PERMANENT_RECORD_CODES, type RunOutbox } from "./pending-runs.js";
 import type { SnapshotKeeper } from "./snapshot-keeper.js";
 
 /** The logging the game streams need; a pino logger fits. */
@@ -59,7 +60,13 @@ export interface GameSessionDeps {
    * from its snapshot when its stream opens here (it moved, or its engine died).
    */
   readonly snapshots?: SnapshotKeeper;
+  /**
+   * Where a run goes that the score component could not record (down, or not answering): it is
+   * recorded from there when the score component is back, and the summary says `record_pending`.
+   */
+  readonly outbox?: RunOutbox;
 }
+
 
 /** Where a drained game goes: the new engine's stream URLs and a ticket that opens them. */
 export interface MoveTarget {
@@ -121,6 +128,7 @@ export function createGameSessionHandler(deps: GameSessionDeps): GameSessionHand
     sleep: deps.sleep ?? realSleep,
     writer: new FrameWriter(),
     snapshots: deps.snapshots,
+    outbox: deps.outbox,
   };
   const live = new Map<string, GameStream>();
 
@@ -216,6 +224,7 @@ interface StreamConfig {
   /** Every frame and ack of this handler's games is written here, then copied for the transport. */
   readonly writer: FrameWriter;
   readonly snapshots: SnapshotKeeper | undefined;
+  readonly outbox: RunOutbox | undefined;
 }
 
 /**
@@ -485,7 +494,7 @@ class GameStream {
   /** After the game-over frame: record the run, send the summary, close. */
   private async finish(): Promise<void> {
     const state = this.game.state;
-    const { recorded, error } = await this.recordRun();
+    const { recorded, error, pending } = await this.recordRun();
     const lateness = this.lateness;
     const summary = encodeDelimited(
       GameStreamMessageSchema,
@@ -497,6 +506,7 @@ class GameStream {
               ticks: state.tick,
               recorded,
               recordError: error,
+              recordPending: pending,
               framesSent: this.framesSent,
               frameBytes: BigInt(this.frameBytes),
               framesUnder1kb: this.framesUnder1kb,
@@ -512,13 +522,28 @@ class GameStream {
     this.count("summary", this.session.send(summary) ? summary.length : -1);
     this.config.snapshots?.forget(this.gameId, true);
     this.config.logger.info(
-      { gameId: this.gameId, score: state.score, ticks: state.tick, recorded, framesSent: this.framesSent, acksSent: this.acksSent },
+      { gameId: this.gameId, score: state.score, ticks: state.tick, recorded, recordPending: pending, framesSent: this.framesSent, acksSent: this.acksSent },
       "game over",
     );
     this.close(CloseCode.Normal, "game over");
   }
 
-  private async recordRun(): Promise<{ recorded: boolean; error: string }> {
+  private async recordRun(): Promise<{ recorded: boolean; error: string; pending: boolean }> {
+    const result = await this.tryRecordRun();
+    if (result.recorded || !result.transient || !this.config.outbox) return { recorded: result.recorded, error: result.error, pending: false };
+    const state = this.game.state;
+    try {
+      this.config.outbox.add({ gameId: this.gameId, score: state.score, ticks: state.tick, seed: this.game.seed.toString(), player: this.game.owner.username });
+    } catch (err) {
+      this.config.logger.error({ gameId: this.gameId, err: messageOf(err) }, "run could not be kept in the outbox: lost");
+      return { recorded: false, error: result.error, pending: false };
+    }
+    this.config.logger.warn({ event: "run-pending", gameId: this.gameId, err: result.error }, "score unreachable: run kept in the outbox");
+    return { recorded: false, error: result.error, pending: true };
+  }
+
+  /** RecordRun with retries; `transient` when the score component may take it later. */
+  private async tryRecordRun(): Promise<{ recorded: boolean; error: string; transient: boolean }> {
     const state = this.game.state;
     const request = { gameId: this.gameId, score: state.score, ticks: state.tick, seed: this.game.seed };
     const options: CallOptions = { timeoutMs: this.config.recordTimeoutMs };
@@ -526,11 +551,11 @@ class GameStream {
     for (let attempt = 0; ; attempt++) {
       try {
         await runInCall(this.call("Tick"), () => this.config.score.recordRun(request, options));
-        return { recorded: true, error: "" };
+        return { recorded: true, error: "", transient: false };
       } catch (err) {
         const e = ConnectError.from(err);
         // An earlier attempt that looked lost did store the run.
-        if (e.code === Code.AlreadyExists && attempt > 0) return { recorded: true, error: "" };
+        if (e.code === Code.AlreadyExists && attempt > 0) return { recorded: true, error: "", transient: false };
         const delay = delays[attempt];
         if (e.code === Code.Unavailable && delay !== undefined) {
           this.config.logger.warn({ gameId: this.gameId, attempt: attempt + 1, err: e.message }, "RecordRun unavailable, retrying");
@@ -538,7 +563,7 @@ class GameStream {
           continue;
         }
         this.config.logger.error({ gameId: this.gameId, attempts: attempt + 1, err: e.message }, "RecordRun failed");
-        return { recorded: false, error: e.message };
+        return { recorded: false, error: e.message, transient: !PERMANENT_RECORD_CODES.has(e.code) };
       }
     }
   }

@@ -23,6 +23,7 @@ export {
   DEFAULT_RECORD_TIMEOUT_MS,
 } from "./game-session.js";
 export type { DrainResult, EngineLogger, GameSessionDeps, GameSessionHandler, MoveTarget } from "./game-session.js";
+export { type PendingRun, type RunOutbox, recordPendingRun } from "./pending-runs.js";
 export {
   DEFAULT_HEARTBEAT_INTERVAL_MS,
   DEFAULT_HEARTBEAT_TTL_MS,

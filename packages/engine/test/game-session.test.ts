@@ -13,6 +13,7 @@ import {
   TickScheduler,
   courseOf,
   createGameSessionHandler,
+  type PendingRun,
 } from "../src/index.js";
 import { fakeMusic, fakeScore, flush, input, memoryLogger, principal } from "./fakes.js";
 import { EASY_FLAP_TICKS, EASY_SEED, deadlyWorld, easyWorld, openWorld } from "./fixtures.js";
@@ -579,6 +580,43 @@ describe("game stream: play", () => {
       expect(summary?.recordError).toBe(error);
       expect(session.end).toMatchObject({ code: CloseCode.Normal, reason: "game over" });
     }
+  });
+
+  it("keeps a run the score component could not take in the outbox, and says it is pending; a refused run is not kept", async () => {
+    for (const [code, pending] of [
+      [Code.Unavailable, true],
+      [Code.DeadlineExceeded, true],
+      [Code.PermissionDenied, false],
+    ] as const) {
+      const kept: PendingRun[] = [];
+      const score = fakeScore(() => Promise.reject(new ConnectError("nope", code)));
+      const s = setup({ score, outbox: { add: (run) => void kept.push(run) } });
+      s.addGame("g1", deadlyWorld());
+      const session = s.connect("g1");
+      await start(session);
+      while (!session.isClosed) await tick(s);
+      const summary = summaryOf(session)!;
+      expect({ recorded: summary.recorded, recordPending: summary.recordPending }).toEqual({ recorded: false, recordPending: pending });
+      expect(kept).toEqual(pending ? [{ gameId: "g1", score: summary.score, ticks: summary.ticks, seed: deadlyWorld().seed.toString(), player: "alice" }] : []);
+    }
+  });
+
+  it("says a run is lost when even the outbox cannot keep it", async () => {
+    const score = fakeScore(() => Promise.reject(new ConnectError("down", Code.Unavailable)));
+    const s = setup({
+      score,
+      outbox: {
+        add: () => {
+          throw new Error("disk full");
+        },
+      },
+    });
+    s.addGame("g1", deadlyWorld());
+    const session = s.connect("g1");
+    await start(session);
+    while (!session.isClosed) await tick(s);
+    expect(summaryOf(session)).toMatchObject({ recorded: false, recordPending: false, recordError: "[unavailable] down" });
+    expect(s.logger.lines).toContainEqual(expect.objectContaining({ level: "error", msg: "run could not be kept in the outbox: lost" }));
   });
 
   it("counts an AlreadyExists after a lost attempt as recorded", async () => {

@@ -58,7 +58,7 @@ export function createInitiator(deps: InitiatorDeps): ServiceImpl<typeof Initiat
       const gameId = newGameId();
       const { world } = await deps.worldgen.generateWorld({ gameId, viewport, seed: req.seed });
       if (!world) throw new ConnectError("world generator returned no world", Code.Internal);
-      const { engine, answer } = await onFirstEngine(await deps.engines(gameId), (e) => e.client.startGame({ gameId, world, bird }));
+      const { engine, answer } = await onFirstEngine(await deps.engines(gameId, "start"), (e) => e.client.startGame({ gameId, world, bird }));
       const { ticket } = await deps.tickets.sign(gameId, username);
       return answerFor(engine, { gameId, seed: world.seed, pipesInView: answer.pipesInView, streamTicket: ticket });
     },
@@ -66,7 +66,7 @@ export function createInitiator(deps: InitiatorDeps): ServiceImpl<typeof Initiat
     async resumeGame(req, ctx) {
       const { username } = requirePrincipal(ctx);
       if (req.gameId === "") throw new ConnectError("game id is required", Code.InvalidArgument);
-      const { engine, answer } = await onFirstEngine(await deps.engines(req.gameId), (e) => e.client.resumeGame({ gameId: req.gameId }));
+      const { engine, answer } = await onFirstEngine(await deps.engines(req.gameId, "resume"), (e) => e.client.resumeGame({ gameId: req.gameId }));
       const { ticket } = await deps.tickets.sign(req.gameId, username);
       return {
         game: answerFor(engine, { gameId: req.gameId, seed: answer.seed, pipesInView: answer.pipesInView, streamTicket: ticket }),

@@ -12,8 +12,11 @@ export interface EngineTarget {
   readonly engineWsUrl: string;
 }
 
-/** The engines to try for a game, best first. */
-export type EnginePlacement = (gameId: string) => Promise<readonly EngineTarget[]>;
+/**
+ * The engines to try for a game, best first: for a new game (`start`), or for one to continue
+ * (`resume`), which should go back to the engine that holds it when that one is up.
+ */
+export type EnginePlacement = (gameId: string, purpose: "start" | "resume") => Promise<readonly EngineTarget[]>;
 
 /** Every game on the one engine there is. */
 export function singleEngine(target: EngineTarget): EnginePlacement {
@@ -25,6 +28,11 @@ export interface RendezvousPlacementOptions {
   readonly engines: readonly EngineTarget[];
   /** The engines whose heartbeat has not expired (the snapshot store's `liveEngines`). */
   readonly liveEngines: () => Promise<readonly EngineBeat[]>;
+  /**
+   * The engine that holds a game now (the writer of its latest snapshot), if known: a resumed
+   * game goes back to it first while it is up, so that a game never plays on two engines.
+   */
+  readonly holderOf?: (gameId: string) => Promise<string | undefined>;
   /** Told when the heartbeats cannot be read (placement then ranks every engine). */
   readonly onError?: (err: Error) => void;
 }
@@ -38,14 +46,21 @@ export interface RendezvousPlacementOptions {
 export function rendezvousPlacement(options: RendezvousPlacementOptions): EnginePlacement {
   const byName = new Map(options.engines.map((e) => [e.name, e]));
   const names = [...byName.keys()];
-  return async (gameId) => {
+  return async (gameId, purpose) => {
     let open: string[] = [];
+    let holder: string | undefined;
     try {
-      const beats = await options.liveEngines();
+      const [beats, held] = await Promise.all([
+        options.liveEngines(),
+        purpose === "resume" && options.holderOf ? options.holderOf(gameId) : undefined,
+      ]);
       open = beats.filter((b) => byName.has(b.engine) && !b.draining && b.games < b.maxGames).map((b) => b.engine);
+      // The holder while it is up (draining or not: a draining engine hands its games over itself).
+      if (held !== undefined && beats.some((b) => b.engine === held)) holder = held;
     } catch (err) {
       options.onError?.(err as Error);
     }
-    return rendezvousRank(gameId, open.length > 0 ? open : names).map((n) => byName.get(n)!);
+    const ranked = rendezvousRank(gameId, open.length > 0 ? open : names).filter((n) => n !== holder);
+    return (holder !== undefined && byName.has(holder) ? [holder, ...ranked] : ranked).map((n) => byName.get(n)!);
   };
 }

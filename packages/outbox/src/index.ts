@@ -1,0 +1,1 @@
+export { type Delivery, DurableOutbox, type FlushResult, type OutboxLogger, type OutboxOptions } from "./outbox.js";
