@@ -111,6 +111,16 @@ export default $config({
         );
       }
 
+      // Several engines: one Valkey node (cluster mode off, TLS, a password) for their game snapshots
+      // and heartbeats, reached inside the VPC by the engines and the initiator.
+      const storeUrls = new Map<string, $util.Output<string>>();
+      for (const store of plan.snapshotStores.filter((x) => x.region === region.region)) {
+        const redis = new sst.aws.Redis(store.name, { vpc, engine: store.engine, instance: store.instance, cluster: false }, opts);
+        // A deployed (not dev) Redis always has its generated auth token.
+        const password = $output(redis.password).apply((p) => encodeURIComponent(p ?? ""));
+        storeUrls.set(store.name, $interpolate`rediss://${redis.username}:${password}@${redis.host}:${redis.port}`);
+      }
+
       for (const serviceName of region.services) {
         const s = plan.services.find((x) => x.name === serviceName)!;
 
@@ -122,8 +132,8 @@ export default $config({
           if (v.from === "secret") {
             value = secrets[v.name].value;
           } else {
-            const url = databaseUrls.get(v.name);
-            if (!url) throw new Error(`${s.name}: database ${v.name} is not in ${region.region}`);
+            const url = (v.from === "database" ? databaseUrls : storeUrls).get(v.name);
+            if (!url) throw new Error(`${s.name}: ${v.from} ${v.name} is not in ${region.region}`);
             value = url;
           }
           if (v.sensitive) {
@@ -162,6 +172,16 @@ export default $config({
                 }
               : {}),
             transform: {
+              // Engine shards share their stream path: each rule also matches the shard's own host
+              // name (SST's rule conditions have no host, so it is added here; the rule's name ends
+              // in P<priority>).
+              listenerRule: (args, _opts, name) => {
+                const route = s.albRoutes.find((r) => r.host !== undefined && name.endsWith(`P${r.priority}`));
+                if (route?.host) {
+                  args.conditions = $output(args.conditions).apply((conditions) => [...conditions, { hostHeader: { values: [route.host!] } }]);
+                }
+                return undefined;
+              },
               // Pin the task to the topology's zone: the public subnet of that availability zone.
               service: (args) => {
                 // Engine and music: the old task stops before the new one starts, so two copies never hold games at once.

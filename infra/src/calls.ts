@@ -34,7 +34,7 @@ export const CONNECT_SERVICES: Readonly<Record<ComponentName, string>> = {
 export const INTERNAL_METHODS: Readonly<Record<ComponentName, readonly string[]>> = {
   auth: [],
   worldgen: ["GenerateWorld"],
-  engine: ["StartGame", "HandleInput"],
+  engine: ["StartGame", "HandleInput", "ResumeGame"],
   initiator: [],
   music: ["PlayMusic"],
   score: ["RecordRun"],

@@ -14,11 +14,13 @@ export interface PriceList {
   readonly nlbLcuHour: number;
   readonly rdsPostgresT4gMicroHour: number;
   readonly rdsGp3GbMonth: number;
+  /** ElastiCache for Valkey, cache.t4g.micro, on demand (Valkey is priced 20 % under Redis OSS). */
+  readonly elasticacheValkeyT4gMicroHour: number;
 }
 
 export const PRICES_US_EAST_1: PriceList = {
   source:
-    "us-east-1 list prices as published in 2026 (Fargate, ELB, RDS pricing pages, as quoted by vantage.sh, wring.co, infratally.com, usage.ai; public IPv4 from SST's Service docs)",
+    "us-east-1 list prices as published in 2026 (Fargate, ELB, RDS pricing pages, as quoted by vantage.sh, wring.co, infratally.com, usage.ai; public IPv4 from SST's Service docs; ElastiCache: SST's Redis docs give $0.016/h for cache.t4g.micro Redis OSS, Valkey 20 % less)",
   fargateVcpuHour: 0.04048,
   fargateGbHour: 0.004445,
   publicIpv4Hour: 0.005,
@@ -28,6 +30,7 @@ export const PRICES_US_EAST_1: PriceList = {
   nlbLcuHour: 0.006,
   rdsPostgresT4gMicroHour: 0.016,
   rdsGp3GbMonth: 0.115,
+  elasticacheValkeyT4gMicroHour: 0.0128,
 };
 
 export interface CostAssumptions {
@@ -99,6 +102,9 @@ export function estimateHourlyCost(
       unit: "GB",
       usdPerHour: (storage * prices.rdsGp3GbMonth) / HOURS_PER_MONTH,
     });
+  }
+  for (const store of plan.snapshotStores) {
+    lines.push({ item: `ElastiCache Valkey cache.${store.instance}`, quantity: 1, unit: "node", usdPerHour: prices.elasticacheValkeyT4gMicroHour });
   }
   return { usdPerHour: lines.reduce((sum, l) => sum + l.usdPerHour, 0), lines };
 }

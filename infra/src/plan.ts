@@ -58,6 +58,7 @@ export const ENV = {
   jwtPrivateKey: "FLAPLAB_JWT_PRIVATE_KEY",
   servicePrivateKey: "FLAPLAB_SERVICE_PRIVATE_KEY",
   scoreDatabaseUrl: "FLAPLAB_SCORE_DATABASE_URL",
+  snapshotStore: "FLAPLAB_SNAPSHOT_STORE",
 } as const;
 
 /** Fargate CPU sizes and the memory sizes each allows. */
@@ -98,7 +99,8 @@ export interface PlanOptions {
 /** An environment value known only at deploy time. */
 export type DeployValue =
   | { readonly from: "secret"; readonly name: "JwtPrivateKey" | "JwtPublicKey" | "ServicePrivateKey"; readonly sensitive: boolean }
-  | { readonly from: "database"; readonly name: string; readonly sensitive: true };
+  | { readonly from: "database"; readonly name: string; readonly sensitive: true }
+  | { readonly from: "snapshot-store"; readonly name: string; readonly sensitive: true };
 
 export type ContainerPort = `${typeof CONNECT_PORT}/http` | `${typeof STREAM_PORT}/https`;
 
@@ -113,6 +115,11 @@ export interface AlbRoute {
   readonly kind: "connect" | "stream" | "internal";
   /** A header the request must carry as well (any value). */
   readonly header?: { readonly name: string; readonly values: readonly string[] };
+  /**
+   * The Host the request must be for: a component that runs in several groups (engine shards)
+   * shares its paths, so each group's routes also match its own host name.
+   */
+  readonly host?: string;
   readonly forward: ContainerPort;
   /** Listener rule priority, unique within the region. */
   readonly priority: number;
@@ -197,6 +204,22 @@ export interface ServicePlan {
   readonly deployEnvironment: Readonly<Record<string, DeployValue>>;
 }
 
+/**
+ * The engines' shared snapshot store (ElastiCache, Valkey, cluster mode off, TLS and a password),
+ * planned when a topology runs several engines: game snapshots and engine heartbeats.
+ */
+export interface SnapshotStorePlan {
+  /** SST component name. */
+  readonly name: string;
+  readonly region: string;
+  readonly engine: "valkey";
+  readonly instance: string;
+  /** The services that use it (every engine group and the initiator's). */
+  readonly services: readonly string[];
+  /** The environment variable that names it (`rediss://default:<password>@<host>:<port>`). */
+  readonly env: string;
+}
+
 export interface RegionPlan {
   readonly region: string;
   /** PascalCase of the region (EuWest1), used in resource names. */
@@ -271,6 +294,8 @@ export interface DeploymentPlan {
   readonly services: readonly ServicePlan[];
   readonly edges: readonly CallEdgePlan[];
   readonly databases: readonly DatabasePlan[];
+  /** The engines' snapshot store, when the topology runs several engines. */
+  readonly snapshotStores: readonly SnapshotStorePlan[];
   readonly web: WebPlan;
   /** Things the plan cannot do for this topology, in words. */
   readonly warnings: readonly string[];
@@ -341,13 +366,27 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     names.add(name);
     placed.push({ spec, name, region, zone: spec.zone });
   }
-  const byComponent = new Map<ComponentName, Placed>();
-  for (const p of placed) for (const c of p.spec.components) byComponent.set(c, p);
-  const placeOf = (c: ComponentName): Placed => {
-    const p = byComponent.get(c);
-    if (!p) throw new PlanError(`topology ${topology.name} does not place ${c}`);
-    return p;
+  /** Every group that runs a component, in file order (several only for the engine's shards). */
+  const placesOf = (c: ComponentName): Placed[] => {
+    const ps = placed.filter((p) => p.spec.components.includes(c));
+    if (ps.length === 0) throw new PlanError(`topology ${topology.name} does not place ${c}`);
+    return ps;
   };
+  const placeOf = (c: ComponentName): Placed => placesOf(c)[0]!;
+  const engines = placesOf("engine");
+  const sharded = engines.length > 1;
+  if (sharded) {
+    // One snapshot store per deployment, reached inside its region's VPC only.
+    const initiator = placeOf("initiator");
+    const regionsUsed = new Set([...engines, initiator].map((p) => p.region));
+    if (regionsUsed.size > 1) {
+      throw new PlanError(
+        `topology ${topology.name} runs ${engines.length} engines: they and the initiator share one snapshot store, so they must be in one region (found ${[...regionsUsed].join(", ")})`,
+      );
+    }
+  }
+  /** Index of a group among the groups of its component (0 unless the component is sharded). */
+  const shardIndex = (p: Placed, c: ComponentName): number => placesOf(c).indexOf(p);
 
   // Regions in order of first appearance, each with its zones (padded to two).
   const regionNames = [...new Set(placed.map((p) => p.region))];
@@ -379,8 +418,7 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
   const edges: CallEdgePlan[] = [];
   for (const from of placed) {
     for (const caller of from.spec.components) {
-      for (const callee of CALL_GRAPH[caller]) {
-        const to = placeOf(callee);
+      for (const callee of CALL_GRAPH[caller]) for (const to of placesOf(callee)) {
         if (to === from) continue;
         const crossRegion = to.region !== from.region;
         const network = topology.edges.get(`${caller}->${callee}`) ?? topology.network;
@@ -442,14 +480,17 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
       }
       const stream = streamPathPattern(c);
       if (stream !== undefined && !http3.has(p.spec.name)) {
+        // Engine shards share the stream path: each matches its own host name, at its own priority.
+        const shard = placesOf(c).length > 1 ? shardIndex(p, c) : undefined;
         routes.push({
           path: stream,
           service: p.name,
           component: c,
           kind: "stream",
           forward: `${STREAM_PORT}/https`,
-          priority: 100 + idx * 10 + 5,
+          priority: 100 + idx * 10 + 5 + (shard === undefined ? 0 : 1000 * (shard + 1)),
           reason: "browser",
+          ...(shard === undefined ? {} : { host: host(p.spec.name) }),
         });
       }
     }
@@ -502,6 +543,19 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     },
   ];
 
+  const snapshotStores: SnapshotStorePlan[] = sharded
+    ? [
+        {
+          name: "SnapshotStore",
+          region: engines[0]!.region,
+          engine: "valkey",
+          instance: "t4g.micro",
+          services: [...engines, placeOf("initiator")].map((p) => p.name),
+          env: ENV.snapshotStore,
+        },
+      ]
+    : [];
+
   const streamUrlOf = (p: Placed): string | undefined => {
     if (!p.spec.components.some((c) => STREAM_PATHS[c] !== undefined)) return undefined;
     return http3.get(p.spec.name)?.url ?? publicUrlOf(p);
@@ -536,6 +590,9 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     }
     for (const db of databases) {
       if (db.service === p.name) deployEnvironment[db.env] = { from: "database", name: db.name, sensitive: true };
+    }
+    for (const store of snapshotStores) {
+      if (store.services.includes(p.name)) deployEnvironment[store.env] = { from: "snapshot-store", name: store.name, sensitive: true };
     }
 
     return {
@@ -600,6 +657,7 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     services,
     edges,
     databases,
+    snapshotStores,
     web,
     warnings,
   };

@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { loadTopology, type Topology } from "@flaplab/runtime";
 
 /** Cloud stages, each deployed from the topology file of the same name. */
-export const STAGES = ["monolith", "microservices", "multiaz", "multiregion"] as const;
+export const STAGES = ["monolith", "microservices", "multiaz", "multiregion", "microservices-sharded"] as const;
 export type Stage = (typeof STAGES)[number];
 
 /** The repository's topologies/ folder (infra/src → ../../topologies). */

@@ -26,7 +26,7 @@ const REPO = resolve(import.meta.dirname, "../..");
 // The runtime's outgoing-connection settings (not part of its public exports; loaded by path).
 const RUNTIME_CLIENTS = "../../packages/runtime/src/clients.js";
 const DOMAIN = "flaplab.example.org";
-const STAGES = ["monolith", "microservices", "multiaz", "multiregion"] as const;
+const STAGES = ["monolith", "microservices", "multiaz", "multiregion", "microservices-sharded"] as const;
 const topologies: Record<string, Topology> = {};
 
 beforeAll(async () => {
@@ -134,6 +134,7 @@ describe("internal methods on the public listeners", () => {
     expect(internalPaths("engine")).toEqual([
       "/flaplab.engine.v1.EngineService/StartGame",
       "/flaplab.engine.v1.EngineService/HandleInput",
+      "/flaplab.engine.v1.EngineService/ResumeGame",
     ]);
     expect(internalPaths("worldgen")).toEqual(["/flaplab.worldgen.v1.WorldGenService/GenerateWorld"]);
   });
@@ -144,7 +145,7 @@ describe("internal methods on the public listeners", () => {
 
   it("refuses every internal method on every public listener, with or without a public route for its service", () => {
     const all = COMPONENT_NAMES.flatMap((c) => internalPaths(c));
-    expect(all).toHaveLength(5);
+    expect(all).toHaveLength(6);
     for (const stage of STAGES) {
       const p = plan(stage);
       for (const region of p.regions) {

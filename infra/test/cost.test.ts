@@ -24,6 +24,7 @@ const ZERO: PriceList = {
   nlbLcuHour: 0,
   rdsPostgresT4gMicroHour: 0,
   rdsGp3GbMonth: 0,
+  elasticacheValkeyT4gMicroHour: 0,
 };
 
 describe("hourly cost estimate", () => {

@@ -17,7 +17,7 @@ type ParseConfig = (value: unknown) => { authUrl: string; initiatorUrl: string; 
 const topologies: Record<string, Topology> = {};
 
 beforeAll(async () => {
-  for (const stage of ["monolith", "microservices", "multiaz", "multiregion"]) {
+  for (const stage of ["monolith", "microservices", "multiaz", "multiregion", "microservices-sharded"]) {
     topologies[stage] = await loadTopology(stageTopology(stage));
   }
 });
@@ -171,9 +171,71 @@ describe("multiregion", () => {
   });
 });
 
+describe("microservices-sharded", () => {
+  it("runs each engine as its own service at its own URL, never two copies of one at once", () => {
+    const p = plan("microservices-sharded");
+    const engines = p.services.filter((x) => x.components.includes("engine"));
+    expect(engines.map((e) => e.group)).toEqual(["engine-1", "engine-2", "engine-3"]);
+    expect(new Set(engines.map((e) => e.streamUrl)).size).toBe(3);
+    for (const e of engines) {
+      expect(e.streamUrl).toBe(`https://${e.group}.microservices-sharded.${DOMAIN}`);
+      expect(e.deployment).toEqual({ minimumHealthyPercent: 0, maximumPercent: 100 });
+    }
+  });
+
+  it("routes each engine's stream path by its host name, at a priority of its own", () => {
+    const p = plan("microservices-sharded");
+    const lb = p.regions[0]!.loadBalancer!;
+    const priorities = [...lb.routes.map((r) => r.priority), ...lb.refusals.map((r) => r.priority)];
+    expect(new Set(priorities).size).toBe(priorities.length);
+    const streams = lb.routes.filter((r) => r.component === "engine" && r.kind === "stream");
+    expect(streams.map((r) => [r.service, r.host])).toEqual([
+      ["Engine1", `engine-1.microservices-sharded.${DOMAIN}`],
+      ["Engine2", `engine-2.microservices-sharded.${DOMAIN}`],
+      ["Engine3", `engine-3.microservices-sharded.${DOMAIN}`],
+    ]);
+    // Every engine host is an alias on the region's certificate and balancer.
+    for (const r of streams) expect(lb.aliases).toContain(r.host);
+    // Music, a single group, keeps its path-only route.
+    expect(lb.routes.find((r) => r.component === "music" && r.kind === "stream")?.host).toBeUndefined();
+  });
+
+  it("plans one snapshot store in the engines' region, named to every engine and the initiator only", () => {
+    const p = plan("microservices-sharded");
+    expect(p.snapshotStores).toEqual([
+      { name: "SnapshotStore", region: "us-east-1", engine: "valkey", instance: "t4g.micro", services: ["Engine1", "Engine2", "Engine3", "Initiator"], env: ENV.snapshotStore },
+    ]);
+    for (const s of p.services) {
+      const uses = s.components.includes("engine") || s.components.includes("initiator");
+      expect(s.deployEnvironment[ENV.snapshotStore], s.group).toEqual(uses ? { from: "snapshot-store", name: "SnapshotStore", sensitive: true } : undefined);
+    }
+    expect(plan("microservices").snapshotStores).toEqual([]);
+  });
+
+  it("lets the initiator call every engine at its Cloud Map name", () => {
+    const p = plan("microservices-sharded");
+    for (const e of ["engine-1", "engine-2", "engine-3"]) {
+      expect(callUrl(p, "initiator", e)).toBe(`http://${service(p, e).privateHost}:8080`);
+      expect(p.edges.some((x) => x.caller === "initiator" && x.callee === "engine" && x.to === service(p, e).name)).toBe(true);
+    }
+  });
+
+  it("refuses engines in several regions: they share one snapshot store", () => {
+    const t = parseTopology({
+      name: "spread",
+      groups: {
+        rest: { components: ["auth", "worldgen", "initiator", "music", "score"], address: "127.0.0.1:1", region: "us-east-1" },
+        "engine-1": { components: ["engine"], address: "127.0.0.1:2", region: "us-east-1" },
+        "engine-2": { components: ["engine"], address: "127.0.0.1:3", region: "eu-west-1" },
+      },
+    });
+    expect(() => planDeployment(t, { stage: "spread", domain: DOMAIN })).toThrow(/runs 2 engines: .* must be in one region \(found us-east-1, eu-west-1\)/);
+  });
+});
+
 describe("environment", () => {
   it("gives every service its topology, group, data dir, the public key and the components' shared key; the private key only to auth", () => {
-    for (const stage of ["monolith", "microservices", "multiaz", "multiregion"]) {
+    for (const stage of ["monolith", "microservices", "multiaz", "multiregion", "microservices-sharded"]) {
       const p = plan(stage);
       for (const s of p.services) {
         expect(s.environment[ENV.topology]).toBe(stage);
@@ -203,7 +265,7 @@ describe("environment", () => {
   });
 
   it("hands each server a valid topology with cloud addresses for its own view", () => {
-    for (const stage of ["monolith", "microservices", "multiaz", "multiregion"]) {
+    for (const stage of ["monolith", "microservices", "multiaz", "multiregion", "microservices-sharded"]) {
       const p = plan(stage);
       for (const s of p.services) {
         const t = parseTopology(JSON.parse(s.environment[ENV.topologyJson]!));

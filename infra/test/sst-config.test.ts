@@ -83,6 +83,12 @@ function installGlobals(stage: string): void {
         port: out(5432),
         database: out("flaplab"),
       })),
+      Redis: fake("sst.aws.Redis", (name) => ({
+        username: out("default"),
+        password: out("t0k/en+"),
+        host: out(`master.${name}.cache.amazonaws.com`),
+        port: out(6379),
+      })),
       Service: fake("sst.aws.Service", (name) => ({ service: out(cloudMapName(name, (g["$app"] as { stage: string }).stage)) })),
       StaticSite: fake("sst.aws.StaticSite", (name) => ({ url: out(`https://${name}/`) })),
     },
@@ -296,7 +302,7 @@ describe("sst.config.ts", () => {
     await run("multiregion");
     const p = await plan("multiregion");
     const rules = ofType("aws.lb.ListenerRule");
-    const paths = ["StartGame", "HandleInput"].map((m) => `/flaplab.engine.v1.EngineService/${m}`).concat(
+    const paths = ["StartGame", "HandleInput", "ResumeGame"].map((m) => `/flaplab.engine.v1.EngineService/${m}`).concat(
       "/flaplab.music.v1.MusicService/PlayMusic",
       "/flaplab.score.v1.ScoreService/RecordRun",
       "/flaplab.worldgen.v1.WorldGenService/GenerateWorld",
@@ -323,6 +329,40 @@ describe("sst.config.ts", () => {
           }
         }
       }
+    }
+  });
+
+  it("gives several engines one Valkey snapshot store, named to the engines and the initiator through SSM", async () => {
+    await run("microservices-sharded");
+    const stores = ofType("sst.aws.Redis");
+    expect(stores.map((r) => [r.name, r.args["engine"], r.args["cluster"], r.opts!.provider!.args.region])).toEqual([["SnapshotStore", "valkey", false, "us-east-1"]]);
+    const url = "rediss://default:t0k%2Fen%2B@master.SnapshotStore.cache.amazonaws.com:6379";
+    const params = ofType("aws.ssm.Parameter").filter((x) => x.name.endsWith("EnvSnapshotStore"));
+    expect(params.map((x) => x.name).sort()).toEqual(["Engine1EnvSnapshotStore", "Engine2EnvSnapshotStore", "Engine3EnvSnapshotStore", "InitiatorEnvSnapshotStore"]);
+    for (const x of params) expect(unwrap(x.args["value"])).toBe(url);
+    for (const svc of ofType("sst.aws.Service")) {
+      const ssm = svc.args["ssm"] as Record<string, unknown>;
+      const uses = /^(Engine\d|Initiator)$/.test(svc.name);
+      expect(ssm[ENV.snapshotStore] !== undefined, svc.name).toBe(uses);
+    }
+    await run("microservices");
+    expect(ofType("sst.aws.Redis")).toEqual([]);
+  });
+
+  it("adds each engine shard's host name to its stream rule", async () => {
+    await run("microservices-sharded");
+    const p = await plan("microservices-sharded");
+    for (const name of ["Engine1", "Engine2", "Engine3"]) {
+      const svc = ofType("sst.aws.Service").find((x) => x.name === name)!;
+      const route = p.services.find((x) => x.name === name)!.albRoutes.find((r) => r.kind === "stream")!;
+      const transform = (svc.args["transform"] as { listenerRule: (args: Record<string, unknown>, opts: unknown, name: string) => undefined }).listenerRule;
+      const args: Record<string, unknown> = { conditions: [{ pathPattern: { values: [route.path] } }] };
+      transform(args, {}, `${name}AlbRuleHTTPS443P${route.priority}`);
+      expect(unwrap(args["conditions"])).toEqual([{ pathPattern: { values: [route.path] } }, { hostHeader: { values: [route.host] } }]);
+      // Any other rule of the service is left as it is.
+      const other: Record<string, unknown> = { conditions: [{ pathPattern: { values: ["/x"] } }] };
+      transform(other, {}, `${name}AlbRuleHTTPS443P1`);
+      expect(other["conditions"]).toEqual([{ pathPattern: { values: ["/x"] } }]);
     }
   });
 

@@ -4,7 +4,7 @@ import { loadStageTopology, STAGES, stageTopology } from "../src/index.js";
 
 describe("stages", () => {
   it("maps each stage to its topology file, named like the stage", async () => {
-    expect([...STAGES]).toEqual(["monolith", "microservices", "multiaz", "multiregion"]);
+    expect([...STAGES]).toEqual(["monolith", "microservices", "multiaz", "multiregion", "microservices-sharded"]);
     for (const stage of STAGES) {
       const path = stageTopology(stage);
       expect(path).toMatch(new RegExp(`/topologies/${stage}\\.json$`));

@@ -120,6 +120,10 @@ export class GameRun {
   private resentInputs = 0;
   /** Reopened: the continued game's full frame has not come yet. */
   private awaitingResync = false;
+  /** The ticket that opens the game's streams now (StartGame's, then the latest Moved or resume's). */
+  private ticket: string;
+  /** The music stream is being reopened. */
+  private musicLost = false;
 
   constructor(opts: GameRunOptions) {
     this.opts = opts;
@@ -127,6 +131,7 @@ export class GameRun {
     this.gameId = opts.start.gameId;
     this.seed = opts.start.seed;
     this.trace = new TraceRecorder(opts.start.seed);
+    this.ticket = opts.start.streamTicket;
     this.finished = new Promise((r) => (this.resolveFinished = r));
     this.gameDonePromise = new Promise((r) => (this.gameDone = r));
     this.dieClip = new Promise((r) => (this.dieClipSeen = r));
@@ -198,6 +203,7 @@ export class GameRun {
       try {
         const target = home ?? (await this.opts.resume!(this.gameId));
         home = undefined;
+        this.ticket = target.streamTicket;
         const base = ws ? target.engineWsUrl : target.engineUrl;
         const game = await open("game", streamUrl(base, this.gameId, target.streamTicket), this.opts.allowNative);
         if (this.ending) {
@@ -390,9 +396,47 @@ export class GameRun {
       // Input racing the game-over frame may be answered with 4410: the game itself ended fine.
       if (abnormal && !(this.over && end.code === CloseCode.GameOver)) this.error ??= text;
       this.gameDone();
-    } else if (abnormal && !this.over) {
+    } else if (abnormal && !this.over && session === this.music) {
+      // Music went away: the game goes on without sound while the page gets its stream back.
+      if (this.opts.resume) return void this.reconnectMusic();
       this.opts.onNotice(text);
     }
+  }
+
+  /**
+   * Reopens the music stream until it opens or the game ends (250 ms, doubling to 2 s between
+   * tries), with the game's current ticket, or a new one from ResumeGame once that one fails (a
+   * ticket opens streams for about a minute).
+   */
+  private async reconnectMusic(): Promise<void> {
+    if (this.musicLost) return;
+    this.musicLost = true;
+    this.opts.onStatus?.("music unavailable: the game goes on without sound");
+    const open = this.opts.openStream ?? (this.opts.link === "websocket" ? (kind: string, url: string) => openWebSocketStream(kind, url) : openStream);
+    const base = this.opts.link === "websocket" ? this.opts.start.musicWsUrl : this.opts.start.musicUrl;
+    const started = this.now();
+    for (let attempt = 0; !this.ending && !this.over; attempt++) {
+      await sleep(Math.min(250 * 2 ** attempt, 2000));
+      if (this.ending || this.over) break;
+      try {
+        if (attempt > 0 && attempt % 2 === 0) this.ticket = (await this.opts.resume!(this.gameId)).streamTicket;
+        const music = await open("music", streamUrl(base, this.gameId, this.ticket), this.opts.allowNative);
+        if (this.ending) {
+          music.close(0, "game finished");
+          break;
+        }
+        this.music = music;
+        void this.readMusic(music);
+        void this.watchEnd(music, "music");
+        this.opts.log.rtt("reopen", started, this.now() - started, `music via ${music.via} (${attempt + 1} attempt(s))`);
+        this.opts.onStatus?.(undefined);
+        this.musicLost = false;
+        return;
+      } catch (err) {
+        this.opts.log.error(`music stream not reopened: ${(err as Error).message}`);
+      }
+    }
+    this.musicLost = false;
   }
 
   private async finish(): Promise<void> {

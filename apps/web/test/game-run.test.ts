@@ -97,8 +97,9 @@ function setup(link?: StreamLink, extra: { resume?: (gameId: string) => Promise<
   const played: number[] = [];
   const views: number[] = [];
   const statuses: Array<string | undefined> = [];
-  /** Every game session opened, the first one first. */
+  /** Every game and music session opened, the first one first. */
   const games: FakeSession[] = [];
+  const musics: FakeSession[] = [];
   const log = new LatencyLog(now);
   const run = new GameRun({
     start: create(StartGameResponseSchema, {
@@ -125,13 +126,14 @@ function setup(link?: StreamLink, extra: { resume?: (gameId: string) => Promise<
     ...extra,
     now,
     openStream: async (kind, url) => {
-      const s = kind === "game" ? (games.length === 0 ? game : new FakeSession("game")) : music;
-      if (kind === "game") games.push(s);
+      const list = kind === "game" ? games : musics;
+      const s = list.length === 0 ? (kind === "game" ? game : music) : new FakeSession(kind);
+      list.push(s);
       s.url = url;
       return s.open;
     },
   });
-  return { run, game, games, music, log, played, views, statuses };
+  return { run, game, games, music, musics, log, played, views, statuses };
 }
 
 function inputs(session: FakeSession) {
@@ -313,6 +315,29 @@ describe("GameRun when its engine goes away", () => {
     games[1]!.push(frameMsg(new FrameEncoder(COURSE).encode(state(1, 200), 1)));
     await tickAsync();
     expect(inputs(games[1]!).map((i) => i.seq)).toEqual([2, 3]);
+    run.abort("test over");
+  });
+
+  it("plays on without sound when the music stream breaks, and reopens it until music is back", async () => {
+    const { run, games, musics, statuses, log } = setup("websocket", {
+      resume: async () => ({ engineUrl: "https://a:1/engine", engineWsUrl: "ws://a:2/engine", streamTicket: "tkt-2" }),
+    });
+    await run.open();
+    const enc = new FrameEncoder(COURSE);
+    games[0]!.push(frameMsg(enc.encode(state(1, 200), 1)));
+    musics[0]!.end(1006, "");
+    await tickAsync();
+    expect(statuses).toEqual(["music unavailable: the game goes on without sound"]);
+    // The game goes on meanwhile.
+    games[0]!.push(frameMsg(enc.encode(state(2, 196), 1)));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(musics).toHaveLength(2);
+    expect(musics[1]!.url).toBe("ws://127.0.0.1:7070/music?gameId=g1&ticket=tkt");
+    expect(statuses).toEqual(["music unavailable: the game goes on without sound", undefined]);
+    musics[1]!.push(clipMsg(Sound.POINT, 0, 3));
+    await tickAsync();
+    expect(log.rows.some((r) => r.type === "audio" && r.sound === "point")).toBe(true);
+    expect(log.rows.some((r) => r.type === "reopen" && /^music via fake/.test(r.note ?? ""))).toBe(true);
     run.abort("test over");
   });
 
