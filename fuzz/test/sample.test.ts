@@ -21,7 +21,7 @@ describe(`fuzz sample (${CASES} cases per target, seed ${SEED})`, () => {
   it("the stream framing, trace and topology files, every RPC in every protocol and raw bytes on the RPC port: only clear errors and accepted calls", async () => {
     const report = await runFuzz({ cases: CASES, seed: SEED, filter: ["decoder", "files", "rpc "] });
     expect(problems(report)).toBe("");
-    expect(report.rows.length).toBe(4 + 9 + 1);
+    expect(report.rows.length).toBe(4 + 11 + 1);
     for (const row of report.rows) {
       expect(row.cases).toBe(CASES);
       expect(row.clear + row.accepted).toBe(CASES);
