@@ -1,13 +1,11 @@
-import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
 import { InitiatorService, type StartGameResponse } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
-import { type Deployment, startDeployment } from "@flaplab/deployment";
-import { loadTopology, type Topology } from "@flaplab/runtime";
+import type { Deployment } from "@flaplab/deployment";
+import type { Topology } from "@flaplab/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { topologyOnFreePorts } from "./helpers.js";
+import { startTopology } from "./helpers.js";
 import { type PlayedGame, playThrough } from "./resilient-client.js";
 import { EASY_FLAP_TICKS, EASY_SEED } from "./ws-client.js";
 
@@ -19,20 +17,13 @@ let deployment: Deployment;
 let topology: Topology;
 let token: string;
 let initiator: ReturnType<typeof createClient<typeof InitiatorService>>;
-const url = (group: string) => `http://${topology.groups.find((g) => g.name === group)!.address}`;
+let url: (group: string) => string;
 
 beforeAll(async () => {
-  const topo = await topologyOnFreePorts("microservices-sharded");
-  topology = await loadTopology(topo.file);
-  deployment = await startDeployment(topo.file, {
-    dataDir: join(topo.dir, "data"),
-    web: "none",
-    // One player holds all 20 games.
-    env: { ...process.env, FLAPLAB_ENGINE_MAX_GAMES_PER_PLAYER: "100" },
-  });
-  await deployment.ready;
-  const auth = createClient(AuthService, createConnectTransport({ baseUrl: url("auth"), httpVersion: "1.1" }));
-  token = (await auth.register({ username: "survivor", password: "a long enough password" })).session!.token;
+  // One player holds all 20 games.
+  const started = await startTopology("microservices-sharded", { FLAPLAB_ENGINE_MAX_GAMES_PER_PLAYER: "100" });
+  ({ deployment, topology, url } = started);
+  token = await started.register("survivor");
   initiator = createClient(InitiatorService, createConnectTransport({ baseUrl: url("initiator"), httpVersion: "1.1" }));
 }, 90_000);
 

@@ -4,7 +4,8 @@ import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { repositoryTopologyOnFreePorts as topologyOnFreePorts } from "@flaplab/deployment";
 import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
-import { loadTopology } from "@flaplab/runtime";
+import { type Deployment, startDeployment } from "@flaplab/deployment";
+import { loadTopology, type Topology } from "@flaplab/runtime";
 import { pino } from "pino";
 import { type RunningServer, startServer } from "../src/server.js";
 
@@ -53,5 +54,28 @@ export async function startMonolith(
       await server.stop();
       await rm(topo.dir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * A repository topology on free ports, all its processes started (no web client), with `env` on
+ * top of this process's environment; `url(group)` is a group's Connect URL, `register` signs a
+ * player up and returns their token.
+ */
+export async function startTopology(
+  name: string,
+  env: Readonly<Record<string, string>> = {},
+): Promise<{ deployment: Deployment; topology: Topology; url(group: string): string; register(username: string): Promise<string> }> {
+  const topo = await topologyOnFreePorts(name);
+  const topology = await loadTopology(topo.file);
+  const deployment = await startDeployment(topo.file, { dataDir: resolve(topo.dir, "data"), web: "none", env: { ...process.env, ...env } });
+  await deployment.ready;
+  const url = (group: string) => `http://${topology.groups.find((g) => g.name === group)!.address}`;
+  const auth = createClient(AuthService, createConnectTransport({ baseUrl: url("auth"), httpVersion: "1.1" }));
+  return {
+    deployment,
+    topology,
+    url,
+    register: async (username) => (await auth.register({ username, password: "a long enough password" })).session!.token,
   };
 }

@@ -89,7 +89,12 @@ export async function playThrough(start: StartGameResponse, options: PlayOptions
     ws.on("message", (bytes: Buffer) => {
       for (const msg of decoder.push(bytes)) {
         if (msg.kind.case === "summary") summary = msg.kind.value;
-        if (msg.kind.case === "moved") moved = { url: msg.kind.value.engineWsUrl, ticket: msg.kind.value.streamTicket };
+        if (msg.kind.case === "moved") {
+          // Nothing more comes on this stream: go at once rather than wait for its close.
+          moved = { url: msg.kind.value.engineWsUrl, ticket: msg.kind.value.streamTicket };
+          ws.terminate();
+          return;
+        }
         if (msg.kind.case === "ack") {
           view.applyAck(msg.kind.value);
           acks.set(msg.kind.value.seq, (acks.get(msg.kind.value.seq) ?? 0) + 1);
@@ -138,7 +143,7 @@ export async function playThrough(start: StartGameResponse, options: PlayOptions
     const end = await closed;
     if (end.code === 1000) break;
     const endedAt = performance.now();
-    if (end.code === 4301 && moved) {
+    if (moved) {
       target = moved;
       interruptionAfter = { kind: "moved", fromTick: lastTick, endedAt, lastFrameAt };
       continue;

@@ -1,31 +1,21 @@
-import { join } from "node:path";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
 import { InitiatorService, type StartGameResponse } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
-import { type Deployment, startDeployment } from "@flaplab/deployment";
-import { loadTopology, type Topology } from "@flaplab/runtime";
+import type { Deployment } from "@flaplab/deployment";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { topologyOnFreePorts } from "./helpers.js";
+import { startTopology } from "./helpers.js";
 import { EASY_FLAP_TICKS, EASY_SEED, playOver } from "./ws-client.js";
 
 // The score component goes down as games end: it stops answering (SIGSTOP) before game over, then
 // it is killed (SIGKILL) and the deployment starts it again. No run may be lost or recorded twice.
 const GAMES = 6;
 let deployment: Deployment;
-let topology: Topology;
-const url = (group: string) => `http://${topology.groups.find((g) => g.name === group)!.address}`;
+let url: (group: string) => string;
+let register: (username: string) => Promise<string>;
 
 beforeAll(async () => {
-  const topo = await topologyOnFreePorts("microservices");
-  topology = await loadTopology(topo.file);
-  deployment = await startDeployment(topo.file, {
-    dataDir: join(topo.dir, "data"),
-    web: "none",
-    env: { ...process.env, FLAPLAB_ENGINE_MAX_GAMES_PER_PLAYER: "100" },
-  });
-  await deployment.ready;
+  ({ deployment, url, register } = await startTopology("microservices", { FLAPLAB_ENGINE_MAX_GAMES_PER_PLAYER: "100" }));
 }, 90_000);
 
 afterAll(async () => {
@@ -34,8 +24,7 @@ afterAll(async () => {
 
 describe("a score outage at game over", () => {
   it("keeps every run in the engine's outbox, says so in the summary, and records each once when score is back", async () => {
-    const auth = createClient(AuthService, createConnectTransport({ baseUrl: url("auth"), httpVersion: "1.1" }));
-    const token = (await auth.register({ username: "outage", password: "a long enough password" })).session!.token;
+    const token = await register("outage");
     const headers = { authorization: `Bearer ${token}` };
     const initiator = createClient(InitiatorService, createConnectTransport({ baseUrl: url("initiator"), httpVersion: "1.1" }));
     const starts: StartGameResponse[] = [];

@@ -111,8 +111,8 @@ export class GameRun {
   private readonly gameDonePromise: Promise<void>;
   private dieClipSeen!: () => void;
   private readonly dieClip: Promise<void>;
-  /** Where the engine said the game moved (a `Moved` message before its stream closed 4301). */
-  private movedTo: EngineHome | undefined;
+  /** The game stream is being opened again (moved or resumed): the old one's end is expected. */
+  private reconnecting = false;
   /** The bytes of recent inputs by seq, to re-send after a move. */
   private readonly sentInputs = new Map<number, Uint8Array>();
   /** Moves and resumes so far, and the inputs re-sent after them. */
@@ -193,6 +193,16 @@ export class GameRun {
    * and the engine drops those it already applied.
    */
   private async reconnect(home: EngineHome | undefined): Promise<void> {
+    if (this.reconnecting) return;
+    this.reconnecting = true;
+    try {
+      await this.reopenGame(home);
+    } finally {
+      this.reconnecting = false;
+    }
+  }
+
+  private async reopenGame(home: EngineHome | undefined): Promise<void> {
     const started = this.now();
     const deadline = started + RECONNECT_TIMEOUT_MS;
     this.opts.onStatus?.("reconnecting…");
@@ -318,8 +328,9 @@ export class GameRun {
               setTimeout(() => this.gameDone(), SUMMARY_TIMEOUT_MS);
             }
           } else if (msg.kind.case === "moved") {
-            this.movedTo = msg.kind.value;
+            // Nothing more comes here: open the stream at the new engine now, not at this one's close.
             this.opts.log.add({ type: "close", direction: "recv", time, bytes, note: `game moved at tick ${msg.kind.value.tick}` });
+            if (!this.over && !this.ending) void this.reconnect(msg.kind.value);
           } else if (msg.kind.case === "summary") {
             this.engineSummary = msg.kind.value;
             this.opts.log.add({ type: "summary", direction: "recv", time, bytes, note: summaryNote(msg.kind.value) });
@@ -384,12 +395,9 @@ export class GameRun {
     this.opts.log.add({ type: "close", direction: byUs ? "local" : "recv", time: this.now(), note: text });
     if (byUs) return;
     const abnormal = end.failed || end.code !== 0;
-    // A replaced stream's end says nothing about the game.
-    if (kind === "game" && session !== this.game) return;
+    // A replaced stream's end says nothing about the game, nor does the old one's while it is replaced.
+    if (kind === "game" && (session !== this.game || this.reconnecting)) return;
     if (kind === "game" && !this.over && !this.ending) {
-      const moved = this.movedTo;
-      this.movedTo = undefined;
-      if (moved && end.code === CloseCode.Moved) return void this.reconnect(moved);
       if (this.opts.resume && engineWentAway(end)) return void this.reconnect(undefined);
     }
     if (kind === "game") {

@@ -249,6 +249,8 @@ describe("GameRun when its engine goes away", () => {
     run.flap(); // seq 3: not even acked
     games[0]!.push(movedMsg({ engineUrl: "https://b:1/engine", engineWsUrl: "ws://b:2/engine", streamTicket: "tkt-b" }, 1));
     await tickAsync();
+    // Opened on the Moved message, before the old stream's close.
+    expect(games).toHaveLength(2);
     games[0]!.end(4301, "game moved to another engine");
     await tickAsync();
     expect(games).toHaveLength(2);

@@ -183,26 +183,31 @@ export function createGameSessionHandler(deps: GameSessionDeps): GameSessionHand
   const drain = async (moveTo: (gameId: string) => Promise<MoveTarget | undefined>): Promise<DrainResult> => {
     const keeper = config.snapshots;
     if (!keeper) throw new Error("an engine without a snapshot store cannot drain its games");
-    const streams = [...live.values()].filter((s) => s.freeze());
+    // Where each game goes is settled while it still plays: its pause starts only at the freeze.
+    const targets = new Map<GameStream, MoveTarget | undefined>();
+    await Promise.all(
+      [...live.values()].map(async (stream) => {
+        try {
+          targets.set(stream, await moveTo(stream.game.id));
+        } catch (err) {
+          targets.set(stream, undefined);
+          config.logger.warn({ gameId: stream.game.id, err: messageOf(err) }, "no engine to move the game to");
+        }
+      }),
+    );
+    const streams = [...targets.keys()].filter((s) => s.freeze());
     for (const s of streams) keeper.changed(s.game);
     await keeper.flush();
     let moved = 0;
     let stranded = 0;
-    await Promise.all(
-      streams.map(async (stream) => {
-        let target: MoveTarget | undefined;
-        try {
-          target = await moveTo(stream.game.id);
-        } catch (err) {
-          config.logger.warn({ gameId: stream.game.id, err: messageOf(err) }, "no engine to move the game to");
-        }
-        if (target && stream.moveTo(target)) moved++;
-        else {
-          stream.strand();
-          stranded++;
-        }
-      }),
-    );
+    for (const stream of streams) {
+      const target = targets.get(stream);
+      if (target && stream.moveTo(target)) moved++;
+      else {
+        stream.strand();
+        stranded++;
+      }
+    }
     return { moved, stranded };
   };
 

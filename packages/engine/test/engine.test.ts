@@ -1,6 +1,5 @@
 import { type MessageInitShape, create } from "@bufbuild/protobuf";
-import { Code, ConnectError, type HandlerContext, createHandlerContext, createContextValues } from "@connectrpc/connect";
-import { principalKey } from "@flaplab/component";
+import { Code, type HandlerContext } from "@connectrpc/connect";
 import {
   EngineService,
   type HandleInputRequest,
@@ -14,32 +13,10 @@ import { describe, expect, it } from "vitest";
 import { WorldSchema } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import { WORLD_LIMITS, generateWorld } from "@flaplab/worldgen";
 import { GameTable, MAX_PIPES, checkWorld, createEngine, engineComponent } from "../src/index.js";
+import { handlerContext, rejection } from "./fakes.js";
 import { fairDeadlyWorld, fairWorld } from "./fixtures.js";
 
-function ctx(method: "startGame" | "handleInput", username?: string): HandlerContext {
-  const contextValues = createContextValues();
-  if (username !== undefined) {
-    contextValues.set(principalKey, { username, token: `token-of-${username}`, expiresAt: new Date(Date.now() + 60_000) });
-  }
-  return createHandlerContext({
-    service: EngineService,
-    method: EngineService.method[method],
-    protocolName: "test",
-    requestMethod: "POST",
-    url: `http://localhost/flaplab.engine.v1.EngineService/${method}`,
-    contextValues,
-  });
-}
-
-/** The error a call fails with, whether the handler throws or rejects. */
-async function rejection(call: () => unknown): Promise<ConnectError> {
-  try {
-    await call();
-  } catch (err) {
-    return ConnectError.from(err);
-  }
-  throw new Error("expected the call to fail");
-}
+const ctx = (method: "startGame" | "handleInput", username?: string): HandlerContext => handlerContext(method, username);
 
 type Init<T extends Parameters<typeof create>[0]> = Omit<MessageInitShape<T>, "$typeName">;
 

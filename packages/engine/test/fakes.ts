@@ -1,6 +1,14 @@
 import { create } from "@bufbuild/protobuf";
-import type { CallOptions, Client } from "@connectrpc/connect";
-import { type CallContext, type Principal, currentCall } from "@flaplab/component";
+import {
+  type CallOptions,
+  type Client,
+  ConnectError,
+  type HandlerContext,
+  createContextValues,
+  createHandlerContext,
+} from "@connectrpc/connect";
+import { type CallContext, type Principal, currentCall, principalKey } from "@flaplab/component";
+import { EngineService } from "@flaplab/contracts/engine/v1/engine_pb";
 import { ClientInputSchema } from "@flaplab/contracts/engine/v1/stream_pb";
 import {
   type MusicService,
@@ -82,4 +90,30 @@ export function memoryLogger(): EngineLogger & { lines: LogLine[] } {
     warn: (obj, msg) => void lines.push({ level: "warn", obj, msg }),
     error: (obj, msg) => void lines.push({ level: "error", obj, msg }),
   };
+}
+
+/** The context of an EngineService call by `username` (none: no principal), as the runtime makes it. */
+export function handlerContext(method: "startGame" | "handleInput" | "resumeGame", username?: string): HandlerContext {
+  const contextValues = createContextValues();
+  if (username !== undefined) {
+    contextValues.set(principalKey, { username, token: `token-of-${username}`, expiresAt: new Date(Date.now() + 60_000) });
+  }
+  return createHandlerContext({
+    service: EngineService,
+    method: EngineService.method[method],
+    protocolName: "test",
+    requestMethod: "POST",
+    url: `http://localhost/flaplab.engine.v1.EngineService/${method}`,
+    contextValues,
+  });
+}
+
+/** The error a call fails with, whether the handler throws or rejects. */
+export async function rejection(call: () => unknown): Promise<ConnectError> {
+  try {
+    await call();
+  } catch (err) {
+    return ConnectError.from(err);
+  }
+  throw new Error("expected the call to fail");
 }

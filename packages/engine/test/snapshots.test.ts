@@ -1,14 +1,13 @@
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, type HandlerContext, createContextValues, createHandlerContext } from "@connectrpc/connect";
-import { principalKey } from "@flaplab/component";
-import { EngineService, PlayState, ResumeGameRequestSchema } from "@flaplab/contracts/engine/v1/engine_pb";
+import { Code } from "@connectrpc/connect";
+import { PlayState, ResumeGameRequestSchema } from "@flaplab/contracts/engine/v1/engine_pb";
 import { type Frame, GameStreamMessageSchema, type Moved } from "@flaplab/contracts/engine/v1/stream_pb";
 import { CloseCode } from "@flaplab/game-stream";
 import { MemoryStreamSession } from "@flaplab/game-stream/testing";
 import { MemorySnapshotStore } from "@flaplab/snapshots";
 import { describe, expect, it } from "vitest";
 import { GameTable, ManualTickClock, SnapshotKeeper, TickScheduler, courseOf, createEngine, createGameSessionHandler } from "../src/index.js";
-import { fakeMusic, fakeScore, flush, input, memoryLogger, principal } from "./fakes.js";
+import { fakeMusic, fakeScore, flush, handlerContext, input, memoryLogger, principal, rejection } from "./fakes.js";
 import { EASY_FLAP_TICKS, EASY_SEED, easyWorld } from "./fixtures.js";
 
 const alice = principal("alice");
@@ -43,6 +42,26 @@ function engine(name: string, store: MemorySnapshotStore, clock: ManualTickClock
   };
 }
 
+/**
+ * Engines A and B sharing one store and clock, with `ids` created on A (the easy world, alice's),
+ * their streams opened and started.
+ */
+async function twoEngines(ids: readonly string[]) {
+  const store = new MemorySnapshotStore();
+  const clock = new ManualTickClock(10_000);
+  const a = engine("engine-a", store, clock);
+  const b = engine("engine-b", store, clock);
+  const sessions = new Map<string, MemoryStreamSession>();
+  for (const id of ids) {
+    a.games.create({ id, owner: alice, course: courseOf(easyWorld()), seed: EASY_SEED });
+    const session = a.connect(id);
+    input(session, 1);
+    sessions.set(id, session);
+  }
+  await flush();
+  return { store, clock, a, b, sessions };
+}
+
 const framesOf = (s: MemoryStreamSession): Frame[] =>
   s.messages(GameStreamMessageSchema).flatMap((m) => (m.kind.case === "frame" ? [m.kind.value] : []));
 const movedOf = (s: MemoryStreamSession): Moved | undefined =>
@@ -58,14 +77,7 @@ async function ticks(clock: ManualTickClock, n: number, each?: () => void): Prom
 
 describe("snapshots", () => {
   it("are written every tick, every game of a round in one batch", async () => {
-    const store = new MemorySnapshotStore();
-    const clock = new ManualTickClock(10_000);
-    const a = engine("engine-a", store, clock);
-    for (const id of ["g1", "g2", "g3"]) {
-      a.games.create({ id, owner: alice, course: courseOf(easyWorld()), seed: EASY_SEED });
-      input(a.connect(id), 1);
-    }
-    await flush();
+    const { store, clock, a } = await twoEngines(["g1", "g2", "g3"]);
     const before = a.keeper.batches;
     await ticks(clock, 10);
     // Ten ticks of three games: ten batches of three (a batch per round, not per game).
@@ -77,16 +89,10 @@ describe("snapshots", () => {
   });
 
   it("let a drained game continue on another engine from the same tick, each input applied once, to the simulator's result", async () => {
-    const store = new MemorySnapshotStore();
-    const clock = new ManualTickClock(10_000);
-    const a = engine("engine-a", store, clock);
-    const b = engine("engine-b", store, clock);
-    a.games.create({ id: "easy", owner: alice, course: courseOf(easyWorld()), seed: EASY_SEED });
+    const { store, clock, a, b, sessions } = await twoEngines(["easy"]);
     const flaps = new Set(EASY_FLAP_TICKS);
     let seq = 1;
-    let session = a.connect("easy");
-    input(session, 1);
-    await flush();
+    let session = sessions.get("easy")!;
     // Flap before the tick that EASY_FLAP_TICKS names, as the simulator does.
     const play = () => {
       const last = framesOf(session).at(-1)?.tick ?? 0;
@@ -127,16 +133,10 @@ describe("snapshots", () => {
   });
 
   it("continue the easy seed to 7 at tick 402 when the drain falls between two flaps", async () => {
-    const store = new MemorySnapshotStore();
-    const clock = new ManualTickClock(10_000);
-    const a = engine("engine-a", store, clock);
-    const b = engine("engine-b", store, clock);
-    a.games.create({ id: "easy", owner: alice, course: courseOf(easyWorld()), seed: EASY_SEED });
+    const { clock, a, b, sessions } = await twoEngines(["easy"]);
     const flaps = new Set(EASY_FLAP_TICKS);
     let seq = 1;
-    let session = a.connect("easy");
-    input(session, 1);
-    await flush();
+    let session = sessions.get("easy")!;
     const play = () => {
       const last = framesOf(session).at(-1)?.tick ?? 0;
       if (flaps.has(last + 1)) input(session, ++seq);
@@ -152,16 +152,10 @@ describe("snapshots", () => {
   });
 
   it("resume a game whose engine died (ResumeGame), from its last tick, for its player only", async () => {
-    const store = new MemorySnapshotStore();
-    const clock = new ManualTickClock(10_000);
-    const a = engine("engine-a", store, clock);
-    const b = engine("engine-b", store, clock);
-    a.games.create({ id: "g1", owner: alice, course: courseOf(easyWorld()), seed: EASY_SEED });
-    input(a.connect("g1"), 1);
-    await flush();
+    const { clock, b } = await twoEngines(["g1"]);
     await ticks(clock, 30);
     // Engine A is gone (nothing more comes from it); B takes the game over.
-    const resume = (gameId: string, who: string) => b.rpc.resumeGame(create(ResumeGameRequestSchema, { gameId }), ctx(who));
+    const resume = (gameId: string, who: string) => b.rpc.resumeGame(create(ResumeGameRequestSchema, { gameId }), handlerContext("resumeGame", who));
     expect(await rejection(() => resume("g1", "bob"))).toMatchObject({ code: Code.PermissionDenied });
     expect(await rejection(() => resume("nope", "alice"))).toMatchObject({ code: Code.NotFound });
     expect(await resume("g1", "alice")).toMatchObject({ gameId: "g1", tick: 30 });
@@ -179,15 +173,7 @@ describe("snapshots", () => {
   });
 
   it("tick a continued game as soon as the client's re-sent presses are in, or one period after its full frame", async () => {
-    const store = new MemorySnapshotStore();
-    const clock = new ManualTickClock(10_000);
-    const a = engine("engine-a", store, clock);
-    const b = engine("engine-b", store, clock);
-    for (const id of ["g1", "g2"]) {
-      a.games.create({ id, owner: alice, course: courseOf(easyWorld()), seed: EASY_SEED });
-      input(a.connect(id), 1);
-    }
-    await flush();
+    const { clock, a, b } = await twoEngines(["g1", "g2"]);
     await ticks(clock, 5);
     await a.handler.drain(async () => ({ engineUrl: "u", engineWsUrl: "w", streamTicket: "t" }));
     // g1's client re-sends its latest press (applied before the move: dropped): tick 6 at once.
@@ -213,30 +199,8 @@ describe("snapshots", () => {
   it("refuse new and resumed games on a draining engine (the initiator tries another)", async () => {
     const b = engine("engine-b", new MemorySnapshotStore(), new ManualTickClock(0));
     await b.keeper.startDraining();
-    expect(await rejection(() => b.rpc.resumeGame(create(ResumeGameRequestSchema, { gameId: "g1" }), ctx("alice")))).toMatchObject({
+    expect(await rejection(() => b.rpc.resumeGame(create(ResumeGameRequestSchema, { gameId: "g1" }), handlerContext("resumeGame", "alice")))).toMatchObject({
       code: Code.Unavailable,
     });
   });
 });
-
-function ctx(username: string): HandlerContext {
-  const contextValues = createContextValues();
-  contextValues.set(principalKey, { username, token: `token-of-${username}`, expiresAt: new Date(Date.now() + 60_000) });
-  return createHandlerContext({
-    service: EngineService,
-    method: EngineService.method.resumeGame,
-    protocolName: "test",
-    requestMethod: "POST",
-    url: "http://localhost/flaplab.engine.v1.EngineService/ResumeGame",
-    contextValues,
-  });
-}
-
-async function rejection(call: () => unknown): Promise<ConnectError> {
-  try {
-    await call();
-  } catch (err) {
-    return ConnectError.from(err);
-  }
-  throw new Error("the call succeeded");
-}
