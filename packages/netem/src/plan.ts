@@ -1,5 +1,5 @@
 import type { ComponentName } from "@flaplab/component";
-import { groupOf, type GroupSpec, type Topology } from "@flaplab/runtime";
+import { groupsOf, type GroupSpec, type Topology } from "@flaplab/runtime";
 import { edgeRtt, oneWayDelays, type EdgeKind, type RttTable } from "./rtt.js";
 
 /** Who calls whom: FlappyGo's call graph. */
@@ -62,11 +62,14 @@ export function planEdges(topology: Topology, table: RttTable): PlannedEdge[] {
       ...oneWayDelays(rtt.rttMs),
     });
   };
+  // Every group of a component that runs in several (the engine's shards) gets its own links.
   for (const [caller, callee] of CALL_GRAPH) {
-    const from = groupOf(topology, caller)!;
-    const to = groupOf(topology, callee)!;
-    if (from.name !== to.name) add(from.name, from, to, "connect");
+    for (const from of groupsOf(topology, caller)) {
+      for (const to of groupsOf(topology, callee)) if (from.name !== to.name) add(from.name, from, to, "connect");
+    }
   }
-  for (const target of BROWSER_TARGETS) add("browser", topology.browser, groupOf(topology, target.component)!, target.port);
+  for (const target of BROWSER_TARGETS) {
+    for (const to of groupsOf(topology, target.component)) add("browser", topology.browser, to, target.port);
+  }
   return [...edges.values()];
 }

@@ -45,6 +45,26 @@ describe("RTT table and edges", () => {
     });
   });
 
+  it("gives each engine shard its own links, from the initiator and from the browser", async () => {
+    const table = await loadRttTable();
+    const t = parseTopology({
+      name: "t",
+      groups: {
+        a: { components: ["auth", "worldgen", "initiator", "score", "music"], region: "us-east-1", zone: "a", address: "h:1" },
+        "engine-1": { components: ["engine"], region: "us-east-1", zone: "b", address: "h:2" },
+        "engine-2": { components: ["engine"], region: "us-east-1", zone: "c", address: "h:3" },
+      },
+      browser: { region: "us-east-1", zone: "a" },
+    });
+    const names = planEdges(t, table).map((e) => e.name);
+    for (const e of ["engine-1", "engine-2"]) {
+      expect(names).toContain(`a->${e}`);
+      expect(names).toContain(`${e}->a`);
+      expect(names).toContain(`browser->${e}:stream`);
+      expect(names).toContain(`browser->${e}`);
+    }
+  });
+
   it("follows the topology: moving music next to the engine removes that edge's latency", async () => {
     const table = await loadRttTable();
     const t = parseTopology({
