@@ -120,6 +120,8 @@ export class GameRun {
   private resentInputs = 0;
   /** Reopened: the continued game's full frame has not come yet. */
   private awaitingResync = false;
+  /** Reopened streams refused 4409 in a row (the engine had not yet seen the old stream end). */
+  private refusedAsDuplicate = 0;
   /** The ticket that opens the game's streams now (StartGame's, then the latest Moved or resume's). */
   private ticket: string;
   /** The music stream is being reopened. */
@@ -316,6 +318,7 @@ export class GameRun {
             // stand before inputs a frame of the old engine reflected, if its snapshot was older).
             if (this.awaitingResync && msg.kind.value.full) {
               this.awaitingResync = false;
+              this.refusedAsDuplicate = 0;
               this.resend(view.reflectedSeq);
             }
             this.opts.log.frame(view.tick, view.reflectedSeq, bytes, time);
@@ -399,6 +402,12 @@ export class GameRun {
     if (kind === "game" && (session !== this.game || this.reconnecting)) return;
     if (kind === "game" && !this.over && !this.ending) {
       if (this.opts.resume && engineWentAway(end)) return void this.reconnect(undefined);
+      // A reopened stream can beat the engine to noticing that the old one broke (a cut link):
+      // it answers 4409 until it does. Try again a moment later.
+      if (this.opts.resume && end.code === CloseCode.AlreadyConnected && this.awaitingResync && this.refusedAsDuplicate < 20) {
+        this.refusedAsDuplicate++;
+        return void sleep(100).then(() => this.reconnect(undefined));
+      }
     }
     if (kind === "game") {
       // Input racing the game-over frame may be answered with 4410: the game itself ended fine.

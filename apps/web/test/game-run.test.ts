@@ -343,6 +343,27 @@ describe("GameRun when its engine goes away", () => {
     run.abort("test over");
   });
 
+  it("tries again when a reopened stream is refused 4409 because the engine has not yet seen the old one end", async () => {
+    const { run, games } = setup("websocket", {
+      resume: async () => ({ engineUrl: "https://a:1/engine", engineWsUrl: "ws://a:2/engine", streamTicket: "tkt-2" }),
+    });
+    await run.open();
+    const enc = new FrameEncoder(COURSE);
+    games[0]!.push(frameMsg(enc.encode(state(1, 200), 1)));
+    await tickAsync();
+    games[0]!.end(1006, "");
+    await tickAsync();
+    expect(games).toHaveLength(2);
+    games[1]!.end(4409, "game already has a stream");
+    await new Promise((r) => setTimeout(r, 200));
+    expect(games).toHaveLength(3);
+    games[2]!.push(frameMsg(new FrameEncoder(COURSE).encode(state(1, 200), 1)));
+    await tickAsync();
+    expect(inputs(games[2]!).map((i) => i.seq)).toEqual([1]);
+    run.abort("test over");
+    expect((await run.finished).error).toBe("test over");
+  });
+
   it("gives up at once when ResumeGame says the game cannot be continued", async () => {
     let calls = 0;
     const { run, game } = setup("websocket", {

@@ -39,6 +39,11 @@ export interface DeploymentOptions {
   readonly web?: "dev" | "build" | "none";
   /** Put the RTT of each edge between regions on the wire with toxiproxy (default true). */
   readonly emulate?: boolean;
+  /**
+   * Route the browser's links through toxiproxy even between groups on one host (no latency
+   * added there), so that a link can be cut on purpose: `emulation.edges` names each proxy.
+   */
+  readonly proxyBrowserLinks?: boolean;
   /** The RTT table (default: topologies/rtt.json). */
   readonly rttFile?: string;
   /** A group that exits more often than this within a minute, once up, stops the deployment (default 5). */
@@ -152,14 +157,15 @@ export async function startDeployment(topology: string | Topology, options: Depl
   let emulation: Emulation | undefined;
   let toxiproxy: Toxiproxy | undefined;
   const topologyFiles = new Map<string, string>();
-  if (topo.groups.some((g) => g.region !== "local") && options.emulate !== false) {
+  const emulating = topo.groups.some((g) => g.region !== "local") && options.emulate !== false;
+  if (emulating || options.proxyBrowserLinks) {
     const table = await loadRttTable(options.rttFile);
     // Never hand out a port the topology gives to a process that has not started yet.
     const reserved = new Set([...topo.groups.flatMap((g) => [g.address, g.streamAddress]), topo.web.address].map((a) => parseAddress(a).port));
     const port = () => freePort(reserved);
     toxiproxy = await startToxiproxy(await findToxiproxy(), await port());
     try {
-      emulation = await emulate(topo, table, toxiproxy, port);
+      emulation = await emulate(topo, table, toxiproxy, port, { browserLinksOnOneHost: options.proxyBrowserLinks === true });
       const dir = join(dataDir, "emulation");
       await mkdir(dir, { recursive: true });
       for (const g of topo.groups) {

@@ -1,5 +1,5 @@
 import { groupOf, type Topology } from "@flaplab/runtime";
-import { planEdges, type PlannedEdge } from "./plan.js";
+import { type PlanEdgeOptions, planEdges, type PlannedEdge } from "./plan.js";
 import type { RttTable } from "./rtt.js";
 import type { Toxiproxy } from "./toxiproxy.js";
 
@@ -29,9 +29,10 @@ export async function emulate(
   table: RttTable,
   proxy: Toxiproxy,
   allocatePort: () => Promise<number>,
+  options: PlanEdgeOptions = {},
 ): Promise<Emulation> {
   const edges: ActiveEdge[] = [];
-  for (const edge of planEdges(topology, table)) {
+  for (const edge of planEdges(topology, table, options)) {
     const listen = `127.0.0.1:${await allocatePort()}`;
     await proxy.createProxy(edge.name, listen, edge.upstream);
     if (edge.upstreamMs > 0) await proxy.addLatency(edge.name, "upstream", edge.upstreamMs, Math.round(edge.jitterMs / 2));

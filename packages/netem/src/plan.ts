@@ -24,6 +24,14 @@ export const BROWSER_TARGETS: ReadonlyArray<{ component: ComponentName; port: "c
   { component: "music", port: "connect" },
 ];
 
+export interface PlanEdgeOptions {
+  /**
+   * Proxy the browser's links even between groups on one host (no latency added): so that a
+   * link can be cut on purpose (`pnpm study --fault link-cut@<tick>`).
+   */
+  readonly browserLinksOnOneHost?: boolean;
+}
+
 /** One link that gets its own proxy: from a process group (or the browser) to a group's port. */
 export interface PlannedEdge {
   /** Unique, e.g. "initiator->worldgen" or "browser->engine:stream". */
@@ -45,11 +53,11 @@ export interface PlannedEdge {
  * Every link between different processes (and from the browser) with its emulated RTT. Links
  * between groups on the same host ("local" region) are left out: nothing to add.
  */
-export function planEdges(topology: Topology, table: RttTable): PlannedEdge[] {
+export function planEdges(topology: Topology, table: RttTable, options: PlanEdgeOptions = {}): PlannedEdge[] {
   const edges = new Map<string, PlannedEdge>();
   const add = (from: string, fromPlace: { region: string; zone: string }, to: GroupSpec, port: "connect" | "stream") => {
     const rtt = edgeRtt(table, fromPlace, to);
-    if (rtt.kind === "same-host") return;
+    if (rtt.kind === "same-host" && !(from === "browser" && options.browserLinksOnOneHost)) return;
     const name = port === "connect" ? `${from}->${to.name}` : `${from}->${to.name}:stream`;
     if (edges.has(name)) return;
     edges.set(name, {

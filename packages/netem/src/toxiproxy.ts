@@ -16,6 +16,8 @@ export interface Toxiproxy {
   createProxy(name: string, listen: string, upstream: string): Promise<void>;
   addLatency(proxy: string, stream: "upstream" | "downstream", latencyMs: number, jitterMs: number): Promise<void>;
   removeProxy(name: string): Promise<void>;
+  /** Turns a proxy off (it closes every connection through it and refuses new ones) or on again. */
+  setEnabled(name: string, enabled: boolean): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -76,6 +78,7 @@ export async function startToxiproxy(bin: string, port: number): Promise<Toxipro
         attributes: { latency: latencyMs, jitter: jitterMs },
       }),
     removeProxy: (name) => call("DELETE", `/proxies/${encodeURIComponent(name)}`),
+    setEnabled: (name, enabled) => call("POST", `/proxies/${encodeURIComponent(name)}`, { enabled }),
     async stop() {
       if (child.exitCode !== null) return;
       child.kill("SIGTERM");

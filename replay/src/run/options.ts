@@ -41,9 +41,12 @@ export interface ReplayOptions {
   readonly fault?: FaultPlan;
 }
 
-/** What can go wrong on purpose: a process killed (SIGKILL) or drained (SIGTERM). */
-export type FaultKind = "engine-kill" | "engine-drain" | "music-kill" | "score-kill";
-export const FAULT_KINDS: readonly FaultKind[] = ["engine-kill", "engine-drain", "music-kill", "score-kill"];
+/**
+ * What can go wrong on purpose: a process killed (SIGKILL) or drained (SIGTERM), or the browser's
+ * link to the game's engine cut (its toxiproxy proxies off for a moment: every connection dropped).
+ */
+export type FaultKind = "engine-kill" | "engine-drain" | "music-kill" | "score-kill" | "link-cut";
+export const FAULT_KINDS: readonly FaultKind[] = ["engine-kill", "engine-drain", "music-kill", "score-kill", "link-cut"];
 
 export interface FaultPlan {
   readonly kind: FaultKind;

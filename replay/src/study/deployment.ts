@@ -15,8 +15,9 @@ export async function startStudyDeployment(
   topology: string,
   dataDir: string,
   onEvent?: (event: DeploymentEvent) => void,
+  options: { readonly proxyBrowserLinks?: boolean } = {},
 ): Promise<RunningDeployment> {
-  const deployment = await startDeployment(topology, { dataDir, web: "build", ...(onEvent ? { onEvent } : {}) });
+  const deployment = await startDeployment(topology, { dataDir, web: "build", ...(onEvent ? { onEvent } : {}), ...options });
   await deployment.ready;
   return deployment as RunningDeployment;
 }

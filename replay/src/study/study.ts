@@ -30,9 +30,9 @@ export const STUDY_USAGE = `usage: pnpm study [--runs <n>] [--out <dir>] [--depl
   (default: the easy and hard seeds in replay/traces) --runs times each in Chromium over each stream
   link (default: webtransport; runs over websocket are filed as <deployment>+websocket), and writes
   one report.
-  --fault engine-kill|engine-drain|music-kill|score-kill@<tick> kills (SIGKILL) or drains (SIGTERM)
-  the process serving each game when the game reaches <tick>; the page then presses on the game's
-  tick clock. Default deployment with a fault: ${FAULT_DEPLOYMENT}. Runs are filed as
+  --fault engine-kill|engine-drain|music-kill|score-kill|link-cut@<tick> kills (SIGKILL) or drains
+  (SIGTERM) the process serving each game, or cuts the browser's link to its engine for 500 ms, when
+  the game reaches <tick>; the page then presses on the game's tick clock. Default deployment with a fault: ${FAULT_DEPLOYMENT}. Runs are filed as
   <deployment>+<kind>@<tick>.`;
 
 export interface StudyOptions {
@@ -107,11 +107,17 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
     // A topology name ("multiaz") or a topology file; runs are filed under its name.
     const name = basename(topology).replace(/\.json$/, "");
     log(`study: deployment ${i + 1}/${opts.deployments.length}: ${name} — starting`);
-    const deployment = await startStudyDeployment(topology, join(opts.out, "data", name), (event) => {
-      if (event.type !== "emulating") return;
-      log(`study:   emulating ${event.emulation.edges.length} links (RTT table: ${event.rttTableDate})`);
-      for (const e of event.emulation.edges) log(`study:     ${e.name.padEnd(28)} ${e.kind.padEnd(12)} RTT ${e.rttMs} ms ± ${e.jitterMs}`);
-    });
+    const deployment = await startStudyDeployment(
+      topology,
+      join(opts.out, "data", name),
+      (event) => {
+        if (event.type !== "emulating") return;
+        log(`study:   emulating ${event.emulation.edges.length} links (RTT table: ${event.rttTableDate})`);
+        for (const e of event.emulation.edges) log(`study:     ${e.name.padEnd(28)} ${e.kind.padEnd(12)} RTT ${e.rttMs} ms ± ${e.jitterMs}`);
+      },
+      // A link to cut needs a proxy on it.
+      { proxyBrowserLinks: opts.fault?.kind === "link-cut" },
+    );
     try {
       for (const link of opts.links) {
         const folder = `${deploymentFolder(name, link)}${opts.fault ? `+${opts.fault.kind}@${opts.fault.tick}` : ""}`;
