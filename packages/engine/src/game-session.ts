@@ -169,6 +169,15 @@ export function createGameSessionHandler(deps: GameSessionDeps): GameSessionHand
     play(session, game);
   };
 
+  // Another engine took a game over (it resumed it while this one still played it): stop here.
+  if (config.snapshots) {
+    config.snapshots.onLost = (gameId) => {
+      const stream = live.get(gameId);
+      if (stream) stream.lose();
+      else if (config.games.has(gameId)) config.games.delete(gameId);
+    };
+  }
+
   const handler: SessionHandler = (session) => {
     const id = session.gameId;
     const game = config.games.get(id);
@@ -610,6 +619,17 @@ class GameStream {
     this.config.logger.info({ event: "game-moved", gameId: this.gameId, tick: this.game.state.tick, to: target.engineWsUrl }, "game handed over");
     this.close(CloseCode.Moved, "game moved to another engine");
     return true;
+  }
+
+  /** Another engine continues the game: stops it here and closes 4409, leaving the store alone. */
+  lose(): void {
+    this.frozen = true;
+    this.moved = true;
+    this.task?.cancel();
+    this.task = undefined;
+    if (this.config.games.get(this.gameId) === this.game) this.config.games.delete(this.gameId);
+    this.config.snapshots?.forget(this.gameId, false);
+    this.close(CloseCode.AlreadyConnected, "the game continues on another engine");
   }
 
   /** Nowhere to go: closes 4500; the snapshot stays in the store for ResumeGame. */

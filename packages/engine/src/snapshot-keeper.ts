@@ -57,6 +57,11 @@ export class SnapshotKeeper {
   private failures = { lastLogMs: Number.NEGATIVE_INFINITY, unlogged: 0 };
   private readonly heartbeatIntervalMs: number;
   private readonly heartbeatTtlMs: number;
+  /**
+   * Told of a game another engine took over (it resumed it: a partition, not a crash, cut this
+   * engine's client off): this engine must stop playing it.
+   */
+  onLost: (gameId: string) => void = () => {};
   /** Snapshot batches written, and games in them (for stats and tests). */
   batches = 0;
   snapshotsWritten = 0;
@@ -95,10 +100,15 @@ export class SnapshotKeeper {
     const batch: SnapshotMessage[] = [];
     for (const game of this.dirty.values()) batch.push(snapshotOf(game, this.engine, now));
     this.dirty.clear();
-    const write = this.store.writeSnapshots(batch).then(
-      () => {
+    const write = this.store.writeSnapshots(this.engine, batch).then(
+      (lost) => {
         this.batches++;
-        this.snapshotsWritten += batch.length;
+        this.snapshotsWritten += batch.length - lost.length;
+        for (const gameId of lost) {
+          this.withOrigin.delete(gameId);
+          this.logger?.warn({ event: "game-lost", gameId }, "another engine continues this game; it stops here");
+          this.onLost(gameId);
+        }
       },
       (err: unknown) => this.failed("snapshots", err),
     );
@@ -139,6 +149,14 @@ export class SnapshotKeeper {
     // It may have arrived while the store was read (two resumes at once).
     const arrived = this.games.get(gameId);
     if (arrived) return arrived;
+    // From now on only this engine's snapshots of the game are written.
+    try {
+      await this.store.claim(gameId, this.engine);
+    } catch (err) {
+      throw new ConnectError(`the snapshot store cannot be written: ${(err as Error).message}`, Code.Unavailable);
+    }
+    const raced = this.games.get(gameId);
+    if (raced) return raced;
     const game = this.games.adopt(gameOf(stored, this.clock()));
     this.withOrigin.add(gameId);
     this.logger?.info({ event: "game-resumed", gameId, tick: game.state.tick, from: stored.snapshot.engine }, "game continued from its snapshot");

@@ -196,6 +196,22 @@ describe("snapshots", () => {
     expect(b.games.get("g1")?.lastInputSeq).toBe(1);
   });
 
+  it("stop a game on an engine that still plays it once another engine resumed it (a partition): only one plays on", async () => {
+    const { clock, a, b, sessions } = await twoEngines(["g1"]);
+    await ticks(clock, 20);
+    // The page lost engine A (its stream looks alive to A) and resumed the game on B.
+    const resumed = await b.rpc.resumeGame(create(ResumeGameRequestSchema, { gameId: "g1" }), handlerContext("resumeGame", "alice"));
+    expect(resumed.tick).toBe(20);
+    const onB = b.connect("g1");
+    await ticks(clock, 2);
+    // A's next snapshot of g1 is refused: A stops the game and closes its stream.
+    expect(sessions.get("g1")!.end).toMatchObject({ code: CloseCode.AlreadyConnected, reason: "the game continues on another engine" });
+    expect(a.games.has("g1")).toBe(false);
+    expect(framesOf(onB).map((f) => f.tick)).toEqual([20, 21, 22]);
+    await ticks(clock, 3);
+    expect(framesOf(onB).at(-1)!.tick).toBe(25);
+  });
+
   it("refuse new and resumed games on a draining engine (the initiator tries another)", async () => {
     const b = engine("engine-b", new MemorySnapshotStore(), new ManualTickClock(0));
     await b.keeper.startDraining();

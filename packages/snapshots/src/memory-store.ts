@@ -11,6 +11,7 @@ export class MemorySnapshotStore implements SnapshotStore {
   readonly kind = "memory";
   private readonly origins = new Map<string, GameOrigin>();
   private readonly snapshots = new Map<string, GameSnapshot>();
+  private readonly owners = new Map<string, string>();
   private readonly beats = new Map<string, { beat: EngineBeat; untilMs: number }>();
 
   constructor(private readonly clock: () => number = Date.now) {}
@@ -19,8 +20,22 @@ export class MemorySnapshotStore implements SnapshotStore {
     this.origins.set(origin.gameId, origin);
   }
 
-  async writeSnapshots(snapshots: readonly GameSnapshot[]): Promise<void> {
-    for (const s of snapshots) this.snapshots.set(s.gameId, s);
+  async writeSnapshots(engine: string, snapshots: readonly GameSnapshot[]): Promise<string[]> {
+    const lost: string[] = [];
+    for (const s of snapshots) {
+      const owner = this.owners.get(s.gameId);
+      if (owner !== undefined && owner !== engine) {
+        lost.push(s.gameId);
+        continue;
+      }
+      this.owners.set(s.gameId, engine);
+      this.snapshots.set(s.gameId, s);
+    }
+    return lost;
+  }
+
+  async claim(gameId: string, engine: string): Promise<void> {
+    this.owners.set(gameId, engine);
   }
 
   async read(gameId: string): Promise<StoredGame | undefined> {
@@ -34,6 +49,7 @@ export class MemorySnapshotStore implements SnapshotStore {
     for (const id of gameIds) {
       this.origins.delete(id);
       this.snapshots.delete(id);
+      this.owners.delete(id);
     }
   }
 

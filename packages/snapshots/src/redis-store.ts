@@ -58,13 +58,21 @@ export class RedisSnapshotStore implements SnapshotStore {
     await this.redis.set(this.key("origin", origin.gameId), Buffer.from(toBinary(GameOriginSchema, origin)), "PX", this.ttlMs);
   }
 
-  async writeSnapshots(snapshots: readonly GameSnapshot[]): Promise<void> {
-    if (snapshots.length === 0) return;
-    const batch = this.redis.pipeline();
+  async writeSnapshots(engine: string, snapshots: readonly GameSnapshot[]): Promise<string[]> {
+    if (snapshots.length === 0) return [];
+    const keys: string[] = [];
+    const args: Array<string | Buffer> = [engine, String(this.ttlMs)];
     for (const s of snapshots) {
-      batch.set(this.key("snap", s.gameId), Buffer.from(toBinary(GameSnapshotSchema, s)), "PX", this.ttlMs);
+      keys.push(this.key("owner", s.gameId), this.key("snap", s.gameId));
+      args.push(Buffer.from(toBinary(GameSnapshotSchema, s)));
     }
-    failed(await batch.exec());
+    // One script: the owner check and the writes of the whole batch in one round trip, atomically.
+    const lost = (await this.redis.eval(WRITE_OWNED, keys.length, ...keys, ...args)) as number[];
+    return lost.map((i) => snapshots[i - 1]!.gameId);
+  }
+
+  async claim(gameId: string, engine: string): Promise<void> {
+    await this.redis.set(this.key("owner", gameId), engine, "PX", this.ttlMs);
   }
 
   async read(gameId: string): Promise<StoredGame | undefined> {
@@ -75,7 +83,7 @@ export class RedisSnapshotStore implements SnapshotStore {
 
   async remove(gameIds: readonly string[]): Promise<void> {
     if (gameIds.length === 0) return;
-    await this.redis.del(...gameIds.flatMap((id) => [this.key("origin", id), this.key("snap", id)]));
+    await this.redis.del(...gameIds.flatMap((id) => [this.key("origin", id), this.key("snap", id), this.key("owner", id)]));
   }
 
   async heartbeat(beat: EngineBeat, ttlMs: number): Promise<void> {
@@ -109,10 +117,29 @@ export class RedisSnapshotStore implements SnapshotStore {
     this.redis.disconnect();
   }
 
-  private key(kind: "origin" | "snap" | "engine", id: string): string {
+  private key(kind: "origin" | "snap" | "owner" | "engine", id: string): string {
     return `${this.prefix}${kind}:${id}`;
   }
 }
+
+/**
+ * KEYS: owner and snapshot key of each game, in pairs; ARGV: the engine, the time to live (ms),
+ * then each game's encoded snapshot. Writes the snapshots of the games the engine owns (or nobody
+ * does: the engine takes them) and returns the 1-based positions of the others.
+ */
+const WRITE_OWNED = `
+local lost = {}
+for i = 1, #ARGV - 2 do
+  local owner = redis.call('GET', KEYS[2 * i - 1])
+  if owner == false or owner == ARGV[1] then
+    redis.call('SET', KEYS[2 * i - 1], ARGV[1], 'PX', ARGV[2])
+    redis.call('SET', KEYS[2 * i], ARGV[i + 2], 'PX', ARGV[2])
+  else
+    lost[#lost + 1] = i
+  end
+end
+return lost
+`;
 
 /** Throws the first error of a pipeline's replies. */
 function failed(replies: Array<[Error | null, unknown]> | null): void {

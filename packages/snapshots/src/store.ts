@@ -18,16 +18,24 @@ export interface StoredGame {
 }
 
 /**
- * Where engines keep a snapshot of every live game and say that they are up. One engine writes a
- * game at a time; any engine may read it to continue the game.
+ * Where engines keep a snapshot of every live game and say that they are up. Each game has an
+ * owner, the engine that plays it: the first to write its snapshot, or the last to `claim` it.
+ * Only the owner's snapshots are written, so a game continued elsewhere is never overwritten by
+ * an engine that still believes it plays it (a partition); that engine learns it lost the game.
  */
 export interface SnapshotStore {
   /** "memory" (in this process) or "redis". */
   readonly kind: string;
   /** Writes a game's origin, once, before its first snapshot. */
   writeOrigin(origin: GameOrigin): Promise<void>;
-  /** Writes the latest snapshot of each game, in one batch (one round trip). */
-  writeSnapshots(snapshots: readonly GameSnapshot[]): Promise<void>;
+  /**
+   * Writes the latest snapshot of each game that `engine` owns (or nobody does yet: it then owns
+   * it), in one batch (one round trip). Returns the ids of the games another engine owns now:
+   * their snapshots were not written.
+   */
+  writeSnapshots(engine: string, snapshots: readonly GameSnapshot[]): Promise<string[]>;
+  /** Makes `engine` the owner of game `gameId` (it continues the game). */
+  claim(gameId: string, engine: string): Promise<void>;
   /** A game's origin and latest snapshot, or undefined when either is missing. */
   read(gameId: string): Promise<StoredGame | undefined>;
   /** Forgets games (they ended). */

@@ -43,14 +43,30 @@ describe.each(stores)("%s snapshot store", (_kind, open) => {
     await store.writeOrigin(origin("g1"));
     // An origin without a snapshot is not a game one can continue.
     expect(await store.read("g1")).toBeUndefined();
-    await store.writeSnapshots([snapshot("g1", 10), snapshot("g2", 3)]);
-    await store.writeSnapshots([snapshot("g1", 11)]);
+    expect(await store.writeSnapshots("engine-1", [snapshot("g1", 10), snapshot("g2", 3)])).toEqual([]);
+    expect(await store.writeSnapshots("engine-1", [snapshot("g1", 11)])).toEqual([]);
     const got = await store.read("g1");
     expect(got?.origin.world?.pipes).toEqual([expect.objectContaining({ gapStart: 100, gapHeight: 150 })]);
     expect(got?.origin.owner).toBe("alice");
     expect(got?.snapshot).toMatchObject({ tick: 11, birdY: 300.25, birdVelocity: -4.6, score: 2, lastInputSeq: 5, phase: PlayState.PLAYING });
     await store.remove(["g1"]);
     expect(await store.read("g1")).toBeUndefined();
+    await store.close();
+  });
+
+  it("writes a game's snapshots for its owner only: the first writer, or the last to claim it", async () => {
+    const store = await open();
+    await store.writeOrigin(origin("g1"));
+    expect(await store.writeSnapshots("engine-1", [snapshot("g1", 5), snapshot("g2", 5)])).toEqual([]);
+    // engine-2 continues g1 (it resumed it): engine-1's later writes of g1 are refused, g2's are not.
+    await store.claim("g1", "engine-2");
+    expect(await store.writeSnapshots("engine-1", [snapshot("g1", 6), snapshot("g2", 6)])).toEqual(["g1"]);
+    expect((await store.read("g1"))?.snapshot.tick).toBe(5);
+    expect(await store.writeSnapshots("engine-2", [snapshot("g1", 7)])).toEqual([]);
+    expect((await store.read("g1"))?.snapshot.tick).toBe(7);
+    // A removed game has no owner: whoever writes it next owns it.
+    await store.remove(["g1"]);
+    expect(await store.writeSnapshots("engine-1", [snapshot("g1", 1)])).toEqual([]);
     await store.close();
   });
 
@@ -75,7 +91,7 @@ describe("redis snapshot store", () => {
     const store = new RedisSnapshotStore({ url: redis.url, keyPrefix: "batch:" });
     await store.connect();
     const batch = Array.from({ length: 500 }, (_, i) => snapshot(`g${i}`, i));
-    await store.writeSnapshots(batch);
+    expect(await store.writeSnapshots("engine-1", batch)).toEqual([]);
     for (const i of [0, 250, 499]) await store.writeOrigin(origin(`g${i}`));
     expect((await store.read("g499"))?.snapshot.tick).toBe(499);
     expect((await store.read("g250"))?.snapshot.tick).toBe(250);
@@ -86,7 +102,7 @@ describe("redis snapshot store", () => {
     const port = await freePort();
     const store = new RedisSnapshotStore({ url: `redis://127.0.0.1:${port}`, onError: () => undefined });
     await expect(store.connect()).rejects.toThrow(/ECONNREFUSED/);
-    await expect(store.writeSnapshots([snapshot("g1", 1)])).rejects.toThrow();
+    await expect(store.writeSnapshots("engine-1", [snapshot("g1", 1)])).rejects.toThrow();
     await store.close();
   });
 });
