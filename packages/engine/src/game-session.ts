@@ -90,6 +90,8 @@ export const DEFAULT_RECORD_RETRY_DELAYS_MS: readonly number[] = [100, 400, 1600
 export const DEFAULT_RECORD_TIMEOUT_MS = 5000;
 
 const silent: EngineLogger = { info() {}, warn() {}, error() {} };
+/** A draining game that has not ticked within this long moves without waiting for its tick. */
+const DRAIN_TICK_WAIT_MS = 100;
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -204,19 +206,11 @@ export function createGameSessionHandler(deps: GameSessionDeps): GameSessionHand
         }
       }),
     );
-    const streams = [...targets.keys()].filter((s) => s.freeze());
-    for (const s of streams) keeper.changed(s.game);
-    await keeper.flush();
-    let moved = 0;
-    let stranded = 0;
-    for (const stream of streams) {
-      const target = targets.get(stream);
-      if (target && stream.moveTo(target)) moved++;
-      else {
-        stream.strand();
-        stranded++;
-      }
-    }
+    // Each game moves right after its next tick (its frame out, its snapshot stored): the player
+    // waits for the move alone, not for the rest of a tick period as well.
+    const outcomes = await Promise.all([...targets].map(([stream, target]) => stream.moveAfterTick(target)));
+    const moved = outcomes.filter((o) => o === "moved").length;
+    const stranded = outcomes.filter((o) => o === "stranded").length;
     return { moved, stranded };
   };
 
@@ -267,6 +261,8 @@ class GameStream {
   /** Handed over (drained): no more ticks or inputs here, and not abandoned when the stream ends. */
   private frozen = false;
   private moved = false;
+  /** Draining: where the game goes right after its next tick, and who waits for the outcome. */
+  private drain: { target: MoveTarget | undefined; done: (outcome: "moved" | "stranded" | "ended") => void } | undefined;
   /**
    * Continued from a snapshot, and the client's first message (its re-sent presses) has not come
    * yet: the first tick waits for it, at most one period.
@@ -458,6 +454,16 @@ class GameStream {
         this.over = true;
         this.playMusic("Tick", Sound.DIE, 0, state.tick);
         void this.finish();
+        this.drain?.done("ended");
+        this.drain = undefined;
+        return false;
+      }
+      const drain = this.drain;
+      if (drain !== undefined) {
+        // Its frame is out: the game moves now, before its next tick would be due.
+        this.drain = undefined;
+        this.task = undefined;
+        void this.handOver(drain.target).then(drain.done);
         return false;
       }
       return true;
@@ -594,6 +600,43 @@ class GameStream {
       { gameId: this.gameId, tick: this.game.state.tick, code, reason, by },
       "game abandoned: its stream ended before game over",
     );
+  }
+
+  /**
+   * Moves the game to `target` (or strands it, without one) right after its next tick; at once
+   * when it is not ticking (not started) or does not tick within `DRAIN_TICK_WAIT_MS`. "ended"
+   * when the game is over or its stream closed first.
+   */
+  moveAfterTick(target: MoveTarget | undefined): Promise<"moved" | "stranded" | "ended"> {
+    return new Promise((done) => {
+      if (this.task === undefined || this.closed || this.over) {
+        void this.handOver(target).then(done);
+        return;
+      }
+      const timer = setTimeout(() => {
+        if (this.drain === undefined) return;
+        this.drain = undefined;
+        void this.handOver(target).then(done);
+      }, DRAIN_TICK_WAIT_MS);
+      this.drain = {
+        target,
+        done: (outcome) => {
+          clearTimeout(timer);
+          done(outcome);
+        },
+      };
+    });
+  }
+
+  /** Freezes the game, waits for its snapshot to be stored, then moves or strands it. */
+  private async handOver(target: MoveTarget | undefined): Promise<"moved" | "stranded" | "ended"> {
+    if (!this.freeze()) return "ended";
+    const keeper = this.config.snapshots!;
+    keeper.changed(this.game);
+    await keeper.written(this.gameId);
+    if (target && this.moveTo(target)) return "moved";
+    this.strand();
+    return "stranded";
   }
 
   /** Stops ticks and inputs for a hand-over; false when the game is over or its stream closed. */

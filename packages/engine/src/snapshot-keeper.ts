@@ -50,6 +50,9 @@ export class SnapshotKeeper {
   private readonly logger: KeeperLogger | undefined;
   private readonly clock: () => number;
   private readonly dirty = new Map<string, Game>();
+  /** Games in the batch on its way to the store, and who waits for their snapshot to be there. */
+  private inFlightIds = new Set<string>();
+  private readonly waiters = new Map<string, Array<() => void>>();
   private readonly withOrigin = new Set<string>();
   private flushQueued = false;
   private inFlight: Promise<void> | undefined;
@@ -92,6 +95,19 @@ export class SnapshotKeeper {
     });
   }
 
+  /**
+   * Resolves once the store has game `gameId`'s latest snapshot (the batch holding it has been
+   * written, or has failed: then the store keeps an older one). At once when none is pending.
+   */
+  written(gameId: string): Promise<void> {
+    if (!this.dirty.has(gameId) && !this.inFlightIds.has(gameId)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const list = this.waiters.get(gameId);
+      if (list) list.push(resolve);
+      else this.waiters.set(gameId, [resolve]);
+    });
+  }
+
   /** Writes every changed game's snapshot now, in one batch; resolves when the store has them. */
   async flush(): Promise<void> {
     while (this.inFlight !== undefined) await this.inFlight;
@@ -100,6 +116,7 @@ export class SnapshotKeeper {
     const batch: SnapshotMessage[] = [];
     for (const game of this.dirty.values()) batch.push(snapshotOf(game, this.engine, now));
     this.dirty.clear();
+    this.inFlightIds = new Set(batch.map((b) => b.gameId));
     const write = this.store.writeSnapshots(this.engine, batch).then(
       (lost) => {
         this.batches++;
@@ -115,6 +132,12 @@ export class SnapshotKeeper {
     this.inFlight = write;
     await write;
     this.inFlight = undefined;
+    for (const gameId of this.inFlightIds) {
+      if (this.dirty.has(gameId)) continue;
+      for (const resolve of this.waiters.get(gameId) ?? []) resolve();
+      this.waiters.delete(gameId);
+    }
+    this.inFlightIds = new Set();
     // Rounds that came while this batch was on its way.
     if (this.dirty.size > 0 && !this.flushQueued) void this.flush();
   }

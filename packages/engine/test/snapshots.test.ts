@@ -62,6 +62,14 @@ async function twoEngines(ids: readonly string[]) {
   return { store, clock, a, b, sessions };
 }
 
+/** Drains engine `a` to `target`: its games move right after their next tick, which `clock` runs. */
+async function drainAfterTick(a: { handler: ReturnType<typeof createGameSessionHandler> }, clock: ManualTickClock, target = { engineUrl: "u", engineWsUrl: "w", streamTicket: "t" }) {
+  const drained = a.handler.drain(async () => target);
+  await flush();
+  await ticks(clock, 1);
+  return drained;
+}
+
 const framesOf = (s: MemoryStreamSession): Frame[] =>
   s.messages(GameStreamMessageSchema).flatMap((m) => (m.kind.case === "frame" ? [m.kind.value] : []));
 const movedOf = (s: MemoryStreamSession): Moved | undefined =>
@@ -109,9 +117,11 @@ describe("snapshots", () => {
     // An input the engine never reflected in a frame: the client will re-send it after the move.
     input(session, ++seq);
     await flush();
-    const drained = await a.handler.drain(async () => ({ engineUrl: "https://b/engine", engineWsUrl: "ws://b/engine", streamTicket: "t-b" }));
+    const drained = await drainAfterTick(a, clock, { engineUrl: "https://b/engine", engineWsUrl: "ws://b/engine", streamTicket: "t-b" });
     expect(drained).toEqual({ moved: 1, stranded: 0 });
-    expect(movedOf(session)).toMatchObject({ engineWsUrl: "ws://b/engine", streamTicket: "t-b", tick: 150 });
+    // It moved right after its next tick (whose frame reflects that input, acked before it).
+    expect(framesOf(session).at(-1)?.tick).toBe(151);
+    expect(movedOf(session)).toMatchObject({ engineWsUrl: "ws://b/engine", streamTicket: "t-b", tick: 151 });
     expect(session.end).toMatchObject({ code: CloseCode.Moved });
     expect(a.games.has("easy")).toBe(false);
     expect(a.score.calls).toHaveLength(0);
@@ -120,12 +130,12 @@ describe("snapshots", () => {
     session = b.connect("easy");
     input(session, seq); // applied on A before the drain (its snapshot says so): dropped
     await flush();
-    expect(b.games.get("easy")?.state.tick).toBe(150);
+    expect(b.games.get("easy")?.state.tick).toBe(151);
     expect(b.games.get("easy")?.lastInputSeq).toBe(seq);
     await ticks(clock, 400, play);
     const frames = framesOf(session);
-    expect(frames[0]).toMatchObject({ tick: 150, full: true });
-    expect(frames[1]).toMatchObject({ tick: 151, full: false });
+    expect(frames[0]).toMatchObject({ tick: 151, full: true });
+    expect(frames[1]).toMatchObject({ tick: 152, full: false });
     const end = frames.at(-1)!;
     expect(end).toMatchObject({ gameOver: true });
     expect(b.score.calls).toHaveLength(1);
@@ -142,7 +152,8 @@ describe("snapshots", () => {
       if (flaps.has(last + 1)) input(session, ++seq);
     };
     await ticks(clock, 200, play);
-    await a.handler.drain(async () => ({ engineUrl: "u", engineWsUrl: "w", streamTicket: "t" }));
+    play();
+    await drainAfterTick(a, clock);
     session = b.connect("easy");
     await flush();
     await ticks(clock, 260, play);
@@ -175,24 +186,24 @@ describe("snapshots", () => {
   it("tick a continued game as soon as the client's re-sent presses are in, or one period after its full frame", async () => {
     const { clock, a, b } = await twoEngines(["g1", "g2"]);
     await ticks(clock, 5);
-    await a.handler.drain(async () => ({ engineUrl: "u", engineWsUrl: "w", streamTicket: "t" }));
-    // g1's client re-sends its latest press (applied before the move: dropped): tick 6 at once.
+    await drainAfterTick(a, clock);
+    // g1's client re-sends its latest press (applied before the move: dropped): tick 7 at once.
     const g1 = b.connect("g1");
     await flush();
     input(g1, 1);
     await flush();
     clock.advance(0);
     await flush();
-    expect(framesOf(g1).map((f) => f.tick)).toEqual([5, 6]);
-    // g2's client says nothing: tick 6 one period after the full frame.
+    expect(framesOf(g1).map((f) => f.tick)).toEqual([6, 7]);
+    // g2's client says nothing: tick 7 one period after the full frame.
     const g2 = b.connect("g2");
     await flush();
     clock.advance(32);
     await flush();
-    expect(framesOf(g2).map((f) => f.tick)).toEqual([5]);
+    expect(framesOf(g2).map((f) => f.tick)).toEqual([6]);
     clock.advance(1);
     await flush();
-    expect(framesOf(g2).map((f) => f.tick)).toEqual([5, 6]);
+    expect(framesOf(g2).map((f) => f.tick)).toEqual([6, 7]);
     expect(b.games.get("g1")?.lastInputSeq).toBe(1);
   });
 
