@@ -67,7 +67,6 @@ export interface GameSessionDeps {
   readonly outbox?: RunOutbox;
 }
 
-
 /** Where a drained game goes: the new engine's stream URLs and a ticket that opens them. */
 export interface MoveTarget {
   readonly engineUrl: string;
@@ -107,10 +106,10 @@ export interface GameSessionHandler extends SessionHandler {
   /** Game `gameId` has a live stream session on this handler. */
   hasStream(gameId: string): boolean;
   /**
-   * Hands every game with a stream here over to another engine: stops its ticks, writes its
-   * snapshot (all games in one batch), tells its client where it moved (`Moved`, then close
-   * 4301) and removes it here. `moveTo` says where each game goes (undefined: nowhere). Needs
-   * `snapshots`.
+   * Hands every game with a stream here over to another engine, each right after its next tick:
+   * stops its ticks, waits for its snapshot to be stored (the games of one round share a batch),
+   * tells its client where it moved (`Moved`, then close 4301) and removes it here. `moveTo` says
+   * where each game goes (undefined: nowhere, and the stream closes 4500). Needs `snapshots`.
    */
   drain(moveTo: (gameId: string) => Promise<MoveTarget | undefined>): Promise<DrainResult>;
 }
@@ -594,12 +593,17 @@ class GameStream {
     if (this.over || this.moved) return;
     // Before game over: the game is abandoned here, not recorded. With a snapshot store its last
     // snapshot stays there: ResumeGame can continue it (a cut link, a crashed page).
-    if (this.config.games.get(this.gameId) === this.game) this.config.games.delete(this.gameId);
-    this.config.snapshots?.forget(this.gameId, false);
+    this.leaveHere();
     this.config.logger.info(
       { gameId: this.gameId, tick: this.game.state.tick, code, reason, by },
       "game abandoned: its stream ended before game over",
     );
+  }
+
+  /** Removes the game from this engine's table; its snapshot stays in the store (for a resume). */
+  private leaveHere(): void {
+    if (this.config.games.get(this.gameId) === this.game) this.config.games.delete(this.gameId);
+    this.config.snapshots?.forget(this.gameId, false);
   }
 
   /**
@@ -657,8 +661,7 @@ class GameStream {
       create(GameStreamMessageSchema, { kind: { case: "moved", value: { ...target, tick: this.game.state.tick } } }),
     );
     this.session.send(message);
-    if (this.config.games.get(this.gameId) === this.game) this.config.games.delete(this.gameId);
-    this.config.snapshots?.forget(this.gameId, false);
+    this.leaveHere();
     this.config.logger.info({ event: "game-moved", gameId: this.gameId, tick: this.game.state.tick, to: target.engineWsUrl }, "game handed over");
     this.close(CloseCode.Moved, "game moved to another engine");
     return true;
@@ -670,8 +673,7 @@ class GameStream {
     this.moved = true;
     this.task?.cancel();
     this.task = undefined;
-    if (this.config.games.get(this.gameId) === this.game) this.config.games.delete(this.gameId);
-    this.config.snapshots?.forget(this.gameId, false);
+    this.leaveHere();
     this.close(CloseCode.AlreadyConnected, "the game continues on another engine");
   }
 
