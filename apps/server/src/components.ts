@@ -19,7 +19,7 @@ import {
 import { createSigner, createStreamTicketSigner, hasPrivateKey, type KeyMaterial, type PublicKeyMaterial } from "@flaplab/identity";
 import { createInitiator, type EngineTarget, initiatorComponent, rendezvousPlacement, singleEngine } from "@flaplab/initiator";
 import { DurableOutbox } from "@flaplab/outbox";
-import { openSnapshotStore, rendezvousRank, type SnapshotStore } from "@flaplab/snapshots";
+import { openSnapshotStore, rendezvousRank, type SnapshotStore, takesGames } from "@flaplab/snapshots";
 import { createMusic, createMusicSessionHandler, createMusicStreams, musicComponent, type MusicStreams } from "@flaplab/music";
 import { type GroupSpec, groupOf, groupsOf, type Runtime } from "@flaplab/runtime";
 import type { StreamRoute } from "@flaplab/streams";
@@ -140,7 +140,7 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
             await snapshots.startDraining();
             // The other engines that are up and not draining, ranked per game as the initiator would.
             const open = (await store.liveEngines().catch(() => []))
-              .filter((b) => b.engine !== runtime.group.name && !b.draining && b.games < b.maxGames && targets.has(b.engine))
+              .filter((b) => b.engine !== runtime.group.name && targets.has(b.engine) && takesGames(b))
               .map((b) => b.engine);
             const result = await handler.drain(async (gameId) => {
               const to = rendezvousRank(gameId, open)[0];

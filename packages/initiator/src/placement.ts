@@ -1,6 +1,6 @@
 import type { Client } from "@connectrpc/connect";
 import type { EngineService } from "@flaplab/contracts/engine/v1/engine_pb";
-import { type EngineBeat, rendezvousRank } from "@flaplab/snapshots";
+import { type EngineBeat, rendezvousRank, takesGames } from "@flaplab/snapshots";
 
 /** One engine a game can be placed on: its client and where clients open its game streams. */
 export interface EngineTarget {
@@ -54,7 +54,7 @@ export function rendezvousPlacement(options: RendezvousPlacementOptions): Engine
         options.liveEngines(),
         purpose === "resume" && options.holderOf ? options.holderOf(gameId) : undefined,
       ]);
-      open = beats.filter((b) => byName.has(b.engine) && !b.draining && b.games < b.maxGames).map((b) => b.engine);
+      open = beats.filter((b) => byName.has(b.engine) && takesGames(b)).map((b) => b.engine);
       // The holder while it is up (draining or not: a draining engine hands its games over itself).
       if (held !== undefined && beats.some((b) => b.engine === held)) holder = held;
     } catch (err) {

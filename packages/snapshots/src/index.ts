@@ -1,5 +1,5 @@
 export type { EngineBeat, SnapshotStore, StoredGame } from "./store.js";
-export { SNAPSHOT_TTL_MS } from "./store.js";
+export { SNAPSHOT_TTL_MS, takesGames } from "./store.js";
 export { MemorySnapshotStore } from "./memory-store.js";
 export { RedisSnapshotStore, type RedisSnapshotStoreOptions } from "./redis-store.js";
 export { rendezvousRank } from "./rendezvous.js";

@@ -11,6 +11,11 @@ export interface EngineBeat {
   readonly draining: boolean;
 }
 
+/** Whether an engine takes new and moved games: up (it beats), not draining, not full. */
+export function takesGames(beat: EngineBeat): boolean {
+  return !beat.draining && beat.games < beat.maxGames;
+}
+
 /** A game as the store has it: where it started, and its latest state. */
 export interface StoredGame {
   readonly origin: GameOrigin;
