@@ -1,5 +1,5 @@
 // Runs a whole topology on this machine (startDeployment) and prints what it does until Ctrl-C.
-// Usage: pnpm dev <topology|file.json> [--data-dir <dir>] [--no-web] [--web-build] [--no-emulate] [--rtt <file>]
+// Usage: pnpm dev <topology|file.json> [--data-dir <dir>] [--no-web] [--web-build] [--no-emulate] [--tls] [--rtt <file>]
 import { readdir } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { DEFAULT_MAX_RESTARTS_PER_MINUTE, type DeploymentEvent, startDeployment } from "@flaplab/deployment";
@@ -8,7 +8,7 @@ import { DEFAULT_DATA_DIR, TOPOLOGIES_DIR, userPath } from "./paths.js";
 
 const PARENT_CHECK_MS = 1_000;
 const MAX_RESTARTS_ENV = "FLAPLAB_DEV_MAX_RESTARTS_PER_MINUTE";
-const USAGE = "usage: pnpm dev <topology> [--data-dir <dir>] [--no-web] [--web-build] [--no-emulate] [--rtt <file>]";
+const USAGE = "usage: pnpm dev <topology> [--data-dir <dir>] [--no-web] [--web-build] [--no-emulate] [--tls] [--rtt <file>]";
 
 function say(line: string): void {
   process.stdout.write(`[dev] ${line}\n`);
@@ -18,7 +18,8 @@ function describe(event: DeploymentEvent): void {
   if (event.type === "emulating") {
     say(`emulating ${event.emulation.edges.length} links (RTT table: ${event.rttTableDate}; toxiproxy at ${event.toxiproxyUrl}):`);
     for (const e of event.emulation.edges) {
-      say(`  ${e.name.padEnd(28)} ${e.kind.padEnd(12)} RTT ${String(e.rttMs).padStart(5)} ms ± ${e.jitterMs}  (${e.upstreamMs} + ${e.downstreamMs} ms via ${e.listen})`);
+      const tls = e.tls ? `, TLS at ${e.tls.listen}` : "";
+      say(`  ${e.name.padEnd(28)} ${e.kind.padEnd(12)} RTT ${String(e.rttMs).padStart(5)} ms ± ${e.jitterMs}  (${e.upstreamMs} + ${e.downstreamMs} ms via ${e.listen}${tls})`);
     }
   } else if (event.type === "snapshot-store") {
     say(`${event.engines.length} engines (${event.engines.join(", ")}) share game snapshots in ${event.url}${event.started ? " (a Redis server started for them)" : ""}`);
@@ -37,6 +38,7 @@ async function main(): Promise<number> {
       "no-web": { type: "boolean", default: false },
       "web-build": { type: "boolean", default: false },
       "no-emulate": { type: "boolean", default: false },
+      tls: { type: "boolean", default: false },
       rtt: { type: "string" },
     },
   });
@@ -55,6 +57,7 @@ async function main(): Promise<number> {
     dataDir,
     web: values["no-web"] ? "none" : values["web-build"] ? "build" : "dev",
     emulate: !values["no-emulate"],
+    tlsBetweenRegions: values.tls,
     ...(values.rtt ? { rttFile: userPath(values.rtt) } : {}),
     maxRestartsPerMinute: maxRestarts,
     onLine: (name, line) => process.stdout.write(`[${name.padEnd(width)}] ${line}\n`),

@@ -8,7 +8,7 @@ import { ClientInputSchema, GameStreamMessageSchema } from "@flaplab/contracts/e
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { DelimitedDecoder, encodeDelimited } from "@flaplab/game-stream";
 import { startDeployment } from "@flaplab/deployment";
-import { loadRttTable, edgeRtt } from "@flaplab/netem";
+import { type ActiveEdge, edgeRtt, loadRttTable } from "@flaplab/netem";
 import { loadTopology } from "@flaplab/runtime";
 import { loadWebTransport } from "@flaplab/streams";
 import { afterAll, describe, expect, it } from "vitest";
@@ -22,6 +22,8 @@ const EDGES = [
   ["engine", "music"],
   ["engine", "score"],
 ] as const;
+/** Codes of calls that reached the callee: PlayMusic answers not_found when no music stream is open (none is, here). */
+const ANSWERED = new Set(["ok", "not_found"]);
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
@@ -47,12 +49,23 @@ async function zeroRttTable(dir: string): Promise<string> {
   return file;
 }
 
-async function runDeployment(emulate: boolean): Promise<Map<string, number>> {
+interface Run {
+  /** Median call duration per edge ("initiator->worldgen"), ms, as the caller logged it. */
+  readonly medians: Map<string, number>;
+  /** Calls per edge, and how many of them did not reach the callee (a transport error, a timeout). */
+  readonly calls: Map<string, { all: number; failed: number }>;
+  readonly edges: readonly ActiveEdge[];
+  /** The call URLs the initiator and the engine were given for the groups they call. */
+  readonly callUrls: Map<string, string>;
+}
+
+async function runDeployment(emulate: boolean, tlsBetweenRegions = false): Promise<Run> {
   const topo = await topologyOnFreePorts("multiregion");
   const dataDir = join(topo.dir, "data");
   const deployment = await startDeployment(topo.file, {
     dataDir,
     web: "none",
+    tlsBetweenRegions,
     ...(emulate ? {} : { rttFile: await zeroRttTable(topo.dir) }),
   });
   cleanups.push(async () => {
@@ -92,16 +105,24 @@ async function runDeployment(emulate: boolean): Promise<Map<string, number>> {
     }
   }
   await deployment.stop();
+  const callUrls = new Map<string, string>();
+  for (const [src, dst] of EDGES) {
+    const seen = JSON.parse(await readFile(join(dataDir, "emulation", `multiregion-${src}.json`), "utf8")) as { groups: Record<string, { callUrl: string }> };
+    callUrls.set(`${src}->${dst}`, seen.groups[dst]!.callUrl);
+  }
   const records = [
     ...(await readCallLog(join(dataDir, "logs", "rpc-multiregion-initiator.ndjson"))),
     ...(await readCallLog(join(dataDir, "logs", "rpc-multiregion-engine.ndjson"))),
   ];
   const medians = new Map<string, number>();
+  const calls = new Map<string, { all: number; failed: number }>();
   for (const [src, dst] of EDGES) {
-    const ms = records.filter((r) => r["src"] === src && r["dst"] === dst).map((r) => Number(r["durationNs"]) / 1e6).sort((a, b) => a - b);
+    const edge = records.filter((r) => r["src"] === src && r["dst"] === dst);
+    const ms = edge.map((r) => Number(r["durationNs"]) / 1e6).sort((a, b) => a - b);
     medians.set(`${src}->${dst}`, ms[Math.floor(ms.length / 2)]!);
+    calls.set(`${src}->${dst}`, { all: edge.length, failed: edge.filter((r) => !ANSWERED.has(String(r["code"]))).length });
   }
-  return medians;
+  return { medians, calls, edges: deployment.emulation?.edges ?? [], callUrls };
 }
 
 async function certHash(dataDir: string): Promise<Uint8Array> {
@@ -110,9 +131,37 @@ async function certHash(dataDir: string): Promise<Uint8Array> {
 }
 
 describe("emulated multi-region deployment", () => {
+  let loopback: Map<string, number> | undefined;
+
   it("puts each cross-region edge's RTT on the wire: median within ±10 % of RTT + its loopback median", async () => {
-    const loopback = await runDeployment(false);
-    const emulated = await runDeployment(true);
+    loopback = (await runDeployment(false)).medians;
+    const emulated = (await runDeployment(true)).medians;
+    await expectRttOnTheWire(loopback, emulated);
+  }, 240_000);
+
+  it("with --tls, calls between regions go over https:// on kept-alive TLS connections: no call fails and none pays a handshake", async () => {
+    loopback ??= (await runDeployment(false)).medians;
+    const run = await runDeployment(true, true);
+    for (const [src, dst] of EDGES) {
+      const key = `${src}->${dst}`;
+      const edge = run.edges.find((e) => e.from === src && e.to === dst && e.port === "connect")!;
+      const calls = run.calls.get(key)!;
+      console.log(`${key}: ${run.callUrls.get(key)} (TLS ${edge.tls?.listen} → ${edge.tls?.upstream}), ${calls.all} calls, ${calls.failed} failed, ${edge.tls?.handshakes} TLS handshake(s)`);
+      expect(run.callUrls.get(key)).toBe(`https://${edge.listen}`);
+      expect(edge.tls?.upstream).toBe(edge.upstream);
+      expect(calls.all).toBeGreaterThanOrEqual(6);
+      expect(calls.failed).toBe(0);
+      // Kept alive: a handshake per connection, not per call (an overlapping call may open a second).
+      expect(edge.tls!.handshakes).toBeGreaterThanOrEqual(1);
+      expect(edge.tls!.handshakes).toBeLessThanOrEqual(Math.min(3, calls.all / 2));
+    }
+    // A handshake costs one or two more RTTs: a median within ±10 % of RTT + loopback shows calls
+    // ride on open connections.
+    await expectRttOnTheWire(loopback, run.medians);
+  }, 240_000);
+});
+
+async function expectRttOnTheWire(loopback: Map<string, number>, emulated: Map<string, number>): Promise<void> {
     const table = await loadRttTable();
     const topology = await loadTopology("multiregion", join(import.meta.dirname, "../../../topologies"));
     for (const [src, dst] of EDGES) {
@@ -125,5 +174,4 @@ describe("emulated multi-region deployment", () => {
       console.log(`${key}: RTT ${rtt} ms + loopback ${loopback.get(key)!.toFixed(2)} ms = ${expected.toFixed(1)} ms; measured median ${got.toFixed(1)} ms (${((got / expected - 1) * 100).toFixed(1)} %)`);
       expect(Math.abs(got - expected)).toBeLessThanOrEqual(0.1 * expected);
     }
-  }, 240_000);
-});
+}

@@ -9,7 +9,7 @@ import { freePort, type TopologyCopy, topologyOnFreePorts } from "@flaplab/ports
 import type { ComponentName } from "@flaplab/component";
 import { groupOf, groupsOf, loadTopology, parseAddress, type Topology } from "@flaplab/runtime";
 import { type RedisServer, SNAPSHOT_STORE_ENV, startRedisServer } from "@flaplab/snapshots";
-import { loadOrCreateDevCertificate } from "@flaplab/streams";
+import { DEV_CERTIFICATE_FILE, loadOrCreateDevCertificate } from "@flaplab/streams";
 import { RestartPolicy } from "./restarts.js";
 
 const REPO = resolve(import.meta.dirname, "../../..");
@@ -44,6 +44,12 @@ export interface DeploymentOptions {
    * added there), so that a link can be cut on purpose: `emulation.edges` names each proxy.
    */
   readonly proxyBrowserLinks?: boolean;
+  /**
+   * Calls between regions over https://, as in the cloud: a TLS listener (the dev certificate of
+   * `<dataDir>/tls`) in front of each callee on every cross-region edge, behind that edge's
+   * proxy, and the processes trust that certificate (NODE_EXTRA_CA_CERTS). Default false.
+   */
+  readonly tlsBetweenRegions?: boolean;
   /** The RTT table (default: topologies/rtt.json). */
   readonly rttFile?: string;
   /** A group that exits more often than this within a minute, once up, stops the deployment (default 5). */
@@ -165,7 +171,10 @@ export async function startDeployment(topology: string | Topology, options: Depl
     const port = () => freePort(reserved);
     toxiproxy = await startToxiproxy(await findToxiproxy(), await port());
     try {
-      emulation = await emulate(topo, table, toxiproxy, port, { browserLinksOnOneHost: options.proxyBrowserLinks === true });
+      emulation = await emulate(topo, table, toxiproxy, port, {
+        browserLinksOnOneHost: options.proxyBrowserLinks === true,
+        ...(options.tlsBetweenRegions ? { tlsBetweenRegions: { cert: certificate.cert, key: certificate.key } } : {}),
+      });
       const dir = join(dataDir, "emulation");
       await mkdir(dir, { recursive: true });
       for (const g of topo.groups) {
@@ -174,7 +183,7 @@ export async function startDeployment(topology: string | Topology, options: Depl
         topologyFiles.set(g.name, file);
       }
     } catch (err) {
-      await toxiproxy.stop();
+      await Promise.all([toxiproxy.stop(), emulation?.close()]);
       throw err;
     }
     options.onEvent?.({ type: "emulating", emulation, rttTableDate: table.date, toxiproxyUrl: toxiproxy.apiUrl });
@@ -182,6 +191,8 @@ export async function startDeployment(topology: string | Topology, options: Depl
 
   // Several engines share their games' snapshots: a Redis server for them, unless the environment names a store.
   const env = { ...(options.env ?? process.env) };
+  // The callers of an https:// call URL trust the TLS listeners' certificate.
+  if (emulation?.edges.some((e) => e.tls)) env["NODE_EXTRA_CA_CERTS"] = join(dataDir, "tls", DEV_CERTIFICATE_FILE);
   const engines = groupsOf(topo, "engine").map((g) => g.name);
   let redis: RedisServer | undefined;
   if (engines.length > 1) {
@@ -190,7 +201,7 @@ export async function startDeployment(topology: string | Topology, options: Depl
       try {
         redis = await startRedisServer({ port: await freePort(reserved), onLine: (line) => options.onLine?.("redis", line) });
       } catch (err) {
-        await toxiproxy?.stop();
+        await Promise.all([toxiproxy?.stop(), emulation?.close()]);
         throw err;
       }
       env[SNAPSHOT_STORE_ENV] = redis.url;
@@ -251,7 +262,7 @@ export async function startDeployment(topology: string | Topology, options: Depl
       for (const child of children.values()) child.kill("SIGKILL");
     }, STOP_GRACE_MS);
     kill.unref();
-    void Promise.all([toxiproxy?.stop(), allExited().then(() => redis?.stop())]).then(() => {
+    void Promise.all([toxiproxy?.stop(), emulation?.close(), allExited().then(() => redis?.stop())]).then(() => {
       clearTimeout(kill);
       resolveStopped(exitCode);
     });

@@ -1,11 +1,23 @@
 import { groupOf, type Topology } from "@flaplab/runtime";
 import { type PlanEdgeOptions, planEdges, type PlannedEdge } from "./plan.js";
 import type { RttTable } from "./rtt.js";
+import { startTlsTerminator, type TlsTerminator } from "./tls-terminator.js";
 import type { Toxiproxy } from "./toxiproxy.js";
 
 /** An edge with its proxy's listen address. */
 export interface ActiveEdge extends PlannedEdge {
   readonly listen: string;
+  /** The TLS listener behind the proxy, when calls on this edge go over https://. */
+  readonly tls?: TlsTerminator;
+}
+
+export interface EmulateOptions extends PlanEdgeOptions {
+  /**
+   * Calls between regions over TLS, as in the cloud (an https:// call URL to the callee's load
+   * balancer): each cross-region edge gets a TLS listener with this certificate behind its proxy,
+   * so handshakes pay the emulated RTT too. Callers must trust the certificate (NODE_EXTRA_CA_CERTS).
+   */
+  readonly tlsBetweenRegions?: { readonly cert: string; readonly key: string };
 }
 
 export interface Emulation {
@@ -18,6 +30,8 @@ export interface Emulation {
   topologyFor(group: string): Record<string, unknown>;
   /** Base URLs the browser uses for the Connect components (through their proxies). */
   browserUrl(component: "auth" | "initiator" | "score"): string;
+  /** Closes the TLS listeners (the proxies belong to the toxiproxy server). */
+  close(): Promise<void>;
 }
 
 /**
@@ -29,15 +43,24 @@ export async function emulate(
   table: RttTable,
   proxy: Toxiproxy,
   allocatePort: () => Promise<number>,
-  options: PlanEdgeOptions = {},
+  options: EmulateOptions = {},
 ): Promise<Emulation> {
   const edges: ActiveEdge[] = [];
-  for (const edge of planEdges(topology, table, options)) {
-    const listen = `127.0.0.1:${await allocatePort()}`;
-    await proxy.createProxy(edge.name, listen, edge.upstream);
-    if (edge.upstreamMs > 0) await proxy.addLatency(edge.name, "upstream", edge.upstreamMs, Math.round(edge.jitterMs / 2));
-    if (edge.downstreamMs > 0) await proxy.addLatency(edge.name, "downstream", edge.downstreamMs, Math.round(edge.jitterMs / 2));
-    edges.push({ ...edge, listen });
+  const close = () => Promise.all(edges.map((e) => e.tls?.close())).then(() => undefined);
+  try {
+    for (const edge of planEdges(topology, table, options)) {
+      const listen = `127.0.0.1:${await allocatePort()}`;
+      const secure = options.tlsBetweenRegions && edge.from !== "browser" && edge.port === "connect" && edge.kind === "cross-region";
+      const tls = secure ? await startTlsTerminator({ port: await allocatePort(), upstream: edge.upstream, ...options.tlsBetweenRegions }) : undefined;
+      // The proxy adds the delay in front of the TLS listener: handshakes cross the emulated link.
+      await proxy.createProxy(edge.name, listen, tls?.listen ?? edge.upstream);
+      if (edge.upstreamMs > 0) await proxy.addLatency(edge.name, "upstream", edge.upstreamMs, Math.round(edge.jitterMs / 2));
+      if (edge.downstreamMs > 0) await proxy.addLatency(edge.name, "downstream", edge.downstreamMs, Math.round(edge.jitterMs / 2));
+      edges.push({ ...edge, listen, ...(tls ? { tls } : {}) });
+    }
+  } catch (err) {
+    await close();
+    throw err;
   }
   const find = (from: string, to: string, port: "connect" | "stream") =>
     edges.find((e) => e.from === from && e.to === to && e.port === port);
@@ -61,7 +84,7 @@ export async function emulate(
           region: g.region,
           zone: g.zone,
           address: via?.listen ?? g.address,
-          callUrl: `http://${via?.listen ?? g.address}`,
+          callUrl: `${via?.tls ? "https" : "http"}://${via?.listen ?? g.address}`,
           streamAddress: g.streamAddress,
           // What the initiator hands browsers (the WebSocket stream URLs) goes through their proxies too.
           publicUrl: browserConnectUrl(g.name, g.publicUrl),
@@ -86,5 +109,6 @@ export async function emulate(
       const g = groupOf(topology, component)!;
       return browserConnectUrl(g.name, g.publicUrl);
     },
+    close,
   };
 }

@@ -5,4 +5,6 @@ export type { PlanEdgeOptions, PlannedEdge } from "./plan.js";
 export { startToxiproxy, findToxiproxy, ToxiproxyError, TOXIPROXY_VERSION, DEFAULT_TOXIPROXY_BIN } from "./toxiproxy.js";
 export type { Toxiproxy } from "./toxiproxy.js";
 export { emulate } from "./emulate.js";
-export type { ActiveEdge, Emulation } from "./emulate.js";
+export type { ActiveEdge, Emulation, EmulateOptions } from "./emulate.js";
+export { startTlsTerminator } from "./tls-terminator.js";
+export type { TlsTerminator, TlsTerminatorOptions } from "./tls-terminator.js";

@@ -17,6 +17,8 @@ export interface StreamCertificate {
  * ECDSA and valid for at most 14 days; 13 leaves a margin.
  */
 const VALID_DAYS = 13;
+/** The certificate's file in the folder given to `loadOrCreateDevCertificate` (its key: `stream-key.pem`). */
+export const DEV_CERTIFICATE_FILE = "stream-cert.pem";
 const RENEW_WITHIN_MS = 24 * 3600_000;
 
 export function describeCertificate(cert: string, key: string): StreamCertificate {
@@ -53,7 +55,7 @@ export async function createDevCertificate(hosts: readonly string[] = []): Promi
  * expire. Keeping it means a browser that accepted it once keeps accepting it.
  */
 export async function loadOrCreateDevCertificate(dir: string, hosts: readonly string[] = []): Promise<StreamCertificate> {
-  const certFile = join(dir, "stream-cert.pem");
+  const certFile = join(dir, DEV_CERTIFICATE_FILE);
   const keyFile = join(dir, "stream-key.pem");
   try {
     const existing = describeCertificate(await readFile(certFile, "utf8"), await readFile(keyFile, "utf8"));

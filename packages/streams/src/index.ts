@@ -4,7 +4,7 @@ export type { StreamAuthorizer, StreamRoute, StreamRoutes } from "./admission.js
 export type { TokenVerifier } from "@flaplab/identity";
 export { DEFAULT_STREAM_LIMITS, STREAM_LIMIT_ENV, StreamConfigError, resolveStreamLimits, streamLimitsFromEnv } from "./limits.js";
 export type { StreamLimits } from "./limits.js";
-export { createDevCertificate, loadOrCreateDevCertificate, describeCertificate } from "./certificate.js";
+export { createDevCertificate, loadOrCreateDevCertificate, describeCertificate, DEV_CERTIFICATE_FILE } from "./certificate.js";
 export type { StreamCertificate } from "./certificate.js";
 export { loadWebTransport } from "./webtransport-lib.js";
 export { createWebSocketStreams, DEFAULT_MAX_WEBSOCKET_MESSAGE_BYTES, sessionCloseCode, webSocketCloseCode } from "./websocket.js";
