@@ -66,7 +66,8 @@ export interface EngineShards {
   close(): Promise<void>;
 }
 
-const SHARD_MAIN = fileURLToPath(new URL("./shard-main.ts", import.meta.url));
+// Beside this module: shard-main.ts in the sources, shard-main.js in the built package.
+const SHARD_MAIN = fileURLToPath(new URL(import.meta.url.endsWith(".ts") ? "./shard-main.ts" : "./shard-main.js", import.meta.url));
 const PACKAGE_DIR = fileURLToPath(new URL("..", import.meta.url));
 
 interface Shard {
@@ -138,8 +139,9 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
 
   const spawnShard = (shard: Shard): Promise<void> => {
     const proc = fork(SHARD_MAIN, [String(shard.index), opts.path], {
-      // The shard entry is TypeScript, run with tsx (resolved from this package's folder).
-      execArgv: SHARD_MAIN.endsWith(".ts") ? ["--import", "tsx"] : [],
+      // The sources' shard entry is TypeScript, run with tsx (resolved from this package's folder); the
+      // built one runs with the parent's Node options (its --conditions=built).
+      ...(SHARD_MAIN.endsWith(".ts") ? { execArgv: ["--import", "tsx"] } : {}),
       cwd: PACKAGE_DIR,
       serialization: "advanced",
       stdio: ["ignore", "inherit", "inherit", "ipc"],
