@@ -6,7 +6,8 @@
 //
 // Environment: FLAPLAB_DOMAIN (required: a Route 53 hosted zone; HTTPS listeners need a domain),
 // FLAPLAB_DEFAULT_REGION (region for "local" groups, the web site and SST's state; us-east-1),
-// FLAPLAB_HTTP3_GROUPS (groups whose streams also get native HTTP/3 over UDP 443; none).
+// FLAPLAB_HTTP3_GROUPS (groups whose streams also get native HTTP/3 over UDP 443; none),
+// FLAPLAB_TRACING ("xray": an ADOT collector beside every server sends its traces to X-Ray; "off").
 // Secrets (per stage): JwtPrivateKey and JwtPublicKey (the players' tokens) and ServicePrivateKey
 // (the components' shared key), Ed25519 PEM (`sst secret set`).
 
@@ -36,6 +37,7 @@ export default $config({
       homeRegion: DEFAULT_REGION,
       topologyName: stage,
       http3Groups: (process.env.FLAPLAB_HTTP3_GROUPS ?? "").split(",").filter((g) => g !== ""),
+      tracing: infra.parseTracing(process.env.FLAPLAB_TRACING),
     });
     for (const warning of plan.warnings) console.warn(`flaplab: ${warning}`);
 
@@ -157,6 +159,10 @@ export default $config({
             ssm,
             // stdout (pino logs and the call log, `msg: "rpc"`) to CloudWatch; `fetch-logs` reads it back.
             logging: { retention: "3 months" },
+            // The trace collector (FLAPLAB_TRACING=xray) writes to X-Ray with the task's role.
+            ...(s.collector
+              ? { permissions: s.collector.permissions.map((p) => ({ actions: [...p.actions], resources: [...p.resources] })) }
+              : {}),
             ...(alb && s.albRoutes.length > 0
               ? {
                   loadBalancer: {
@@ -213,12 +219,23 @@ export default $config({
                   args.healthCheck = { protocol: "HTTP", port: String(infra.CONNECT_PORT), path: "/healthz", matcher: "200" };
                 }
               },
-              ...(h3
+              ...(h3 || s.collector
                 ? {
                     taskDefinition: (args) => {
                       args.containerDefinitions = $output(args.containerDefinitions).apply((json) => {
-                        const defs = JSON.parse(json) as { portMappings?: unknown[] }[];
-                        defs[0]!.portMappings = [...(defs[0]!.portMappings ?? []), { containerPort: infra.STREAM_PORT, protocol: "udp" }];
+                        const defs = JSON.parse(json) as Record<string, unknown>[];
+                        const server = defs[0]!;
+                        if (h3) server.portMappings = [...((server.portMappings as unknown[]) ?? []), { containerPort: infra.STREAM_PORT, protocol: "udp" }];
+                        if (s.collector) {
+                          // The collector beside the server: its lines in the server's log group under their own
+                          // stream prefix, up before the server starts sending spans to it.
+                          const log = server.logConfiguration as { logDriver: string; options: Record<string, string> };
+                          defs.push({
+                            ...s.collector.container,
+                            logConfiguration: { ...log, options: { ...log.options, "awslogs-stream-prefix": "/collector" } },
+                          });
+                          server.dependsOn = [{ containerName: infra.COLLECTOR_CONTAINER, condition: "START" }];
+                        }
                         return JSON.stringify(defs);
                       });
                     },

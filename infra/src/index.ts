@@ -56,3 +56,5 @@ export {
 export { REGION_RTT_MS, regionRttMs } from "./rtt.js";
 export { DEFAULT_COST_ASSUMPTIONS, PRICES_US_EAST_1, estimateHourlyCost } from "./cost.js";
 export type { CostAssumptions, CostEstimate, CostLine, PriceList } from "./cost.js";
+export { ADOT_COLLECTOR_IMAGE, COLLECTOR_CONTAINER, OTLP_HTTP_PORT, collectorConfig, collectorPlan, parseTracing } from "./tracing.js";
+export type { CollectorContainer, CollectorPlan, TracingBackend } from "./tracing.js";

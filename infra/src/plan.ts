@@ -2,6 +2,7 @@ import { COMPONENT_NAMES, type ComponentName } from "@flaplab/component";
 import type { GroupSpec, NetworkSettings, Topology } from "@flaplab/runtime";
 import { BROWSER_CONNECT, CALL_GRAPH, connectPathPattern, internalPaths, STREAM_PATHS, streamPathPattern } from "./calls.js";
 import { regionRttMs } from "./rtt.js";
+import { type CollectorPlan, collectorPlan, type TracingBackend } from "./tracing.js";
 
 export const APP_NAME = "flaplab";
 /** Region for groups placed in "local" unless the options say otherwise. */
@@ -94,6 +95,8 @@ export interface PlanOptions {
   readonly size?: TaskSize;
   /** Task size per group name, overriding `size`. */
   readonly sizes?: Readonly<Record<string, TaskSize>>;
+  /** Traces: "xray" puts an ADOT collector beside every server (FLAPLAB_TRACING; default "off"). */
+  readonly tracing?: TracingBackend;
 }
 
 /** An environment value known only at deploy time. */
@@ -202,6 +205,8 @@ export interface ServicePlan {
   readonly environment: Readonly<Record<string, string>>;
   /** Environment values resolved at deploy time (secrets, database URL). */
   readonly deployEnvironment: Readonly<Record<string, DeployValue>>;
+  /** The trace collector beside the server, when the stage is traced (its OTEL_* variables are in `environment`). */
+  readonly collector?: CollectorPlan;
 }
 
 /**
@@ -580,6 +585,8 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
       // Only groups with a stream server (engine or music) read it.
       ...(streamUrl === undefined ? {} : { [ENV.streamIdleTimeout]: String(STREAM_IDLE_TIMEOUT_MS) }),
     };
+    const collector = options.tracing === "xray" ? collectorPlan(stage, p.spec.name, p.region) : undefined;
+    if (collector) Object.assign(environment, collector.serverEnvironment);
     const deployEnvironment: Record<string, DeployValue> = {
       [ENV.jwtPublicKey]: { from: "secret", name: "JwtPublicKey", sensitive: false },
       // The components' shared key: every service signs and checks component credentials and stream tickets.
@@ -618,6 +625,7 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
       imageArgs: { [HTTP3_BUILD_ARG]: h3 ? "1" : "0" },
       environment,
       deployEnvironment,
+      ...(collector ? { collector } : {}),
     };
   });
 

@@ -5,7 +5,10 @@ import { resolve } from "node:path";
 import { loadTopology } from "@flaplab/runtime";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
+  ADOT_COLLECTOR_IMAGE,
   ALB_IDLE_TIMEOUT_S,
+  COLLECTOR_CONTAINER,
+  OTLP_HTTP_PORT,
   CALLER_HEADER,
   ENV,
   internalPaths,
@@ -134,7 +137,7 @@ const ofType = (type: string) => created.filter((c) => c.type === type);
 
 beforeAll(async () => {
   // The config reads these; the tests set what they need.
-  for (const key of ["FLAPLAB_DOMAIN", "FLAPLAB_DEFAULT_REGION", "FLAPLAB_HTTP3_GROUPS"]) delete process.env[key];
+  for (const key of ["FLAPLAB_DOMAIN", "FLAPLAB_DEFAULT_REGION", "FLAPLAB_HTTP3_GROUPS", "FLAPLAB_TRACING"]) delete process.env[key];
   installGlobals("monolith");
   config = ((await import(CONFIG)) as { default: SstConfig }).default;
 });
@@ -413,5 +416,41 @@ describe("sst.config.ts", () => {
       expect((svc.args["image"] as { args: Record<string, string> }).args, svc.name).toEqual({ FLAPLAB_HTTP3: svc.name === "Music" ? "1" : "0" });
       expect(Object.keys(svc.args["environment"] as object).filter((k) => k === "FLAPLAB_HTTP3" || /^FLAPLAB_[A-Z]+_URL$/.test(k))).toEqual([]);
     }
+  });
+
+  it("with FLAPLAB_TRACING=xray, runs an ADOT collector beside every server, which sends its OTLP spans to X-Ray", async () => {
+    await run("multiregion");
+    for (const svc of ofType("sst.aws.Service")) {
+      expect(svc.args["permissions"], svc.name).toBeUndefined();
+      expect(Object.keys(svc.args["environment"] as object).filter((k) => k.startsWith("OTEL_"))).toEqual([]);
+    }
+    await run("multiregion", { FLAPLAB_TRACING: "xray" });
+    const services = ofType("sst.aws.Service");
+    expect(services).toHaveLength(6);
+    for (const svc of services) {
+      const planned = (await plan("multiregion")).services.find((s) => s.name === svc.name)!;
+      expect(svc.args["environment"], svc.name).toMatchObject({
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${OTLP_HTTP_PORT}`,
+        OTEL_SERVICE_NAME: `flaplab-multiregion-${planned.group}`,
+      });
+      expect(svc.args["permissions"]).toEqual([{ actions: expect.arrayContaining(["xray:PutTraceSegments", "xray:GetSamplingRules"]), resources: ["*"] }]);
+      // The task definition SST writes (one server container with its log configuration) gains the collector.
+      const server = { name: svc.name, portMappings: [{ containerPortRange: "1-65535" }], logConfiguration: { logDriver: "awslogs", options: { "awslogs-group": "g", "awslogs-region": planned.region, "awslogs-stream-prefix": "/service" } } };
+      const taskArgs: Record<string, unknown> = { containerDefinitions: JSON.stringify([server]) };
+      (svc.args["transform"] as { taskDefinition: (a: Record<string, unknown>) => void }).taskDefinition(taskArgs);
+      const defs = JSON.parse(unwrap(taskArgs["containerDefinitions"]) as string) as Array<Record<string, unknown>>;
+      expect(defs.map((d) => d["name"])).toEqual([svc.name, COLLECTOR_CONTAINER]);
+      expect(defs[0]!["dependsOn"]).toEqual([{ containerName: COLLECTOR_CONTAINER, condition: "START" }]);
+      expect(defs[1]).toMatchObject({ image: ADOT_COLLECTOR_IMAGE, essential: false, logConfiguration: { logDriver: "awslogs", options: { "awslogs-group": "g", "awslogs-stream-prefix": "/collector" } } });
+      // No port mapping: nothing outside the task reaches the collector.
+      expect(defs[1]!["portMappings"]).toBeUndefined();
+      const config = (defs[1]!["environment"] as Array<{ name: string; value: string }>).find((e) => e.name === "AOT_CONFIG_CONTENT")!.value;
+      expect(config).toContain(`endpoint: 127.0.0.1:${OTLP_HTTP_PORT}`);
+      expect(config).toContain(`region: ${planned.region}`);
+    }
+  });
+
+  it("refuses an unknown FLAPLAB_TRACING", async () => {
+    await expect(run("microservices", { FLAPLAB_TRACING: "jaeger" })).rejects.toThrow('FLAPLAB_TRACING must be "xray" or "off", got "jaeger"');
   });
 });
