@@ -15,7 +15,7 @@ export async function startStudyDeployment(
   topology: string,
   dataDir: string,
   onEvent?: (event: DeploymentEvent) => void,
-  options: { readonly proxyBrowserLinks?: boolean } = {},
+  options: { readonly proxyBrowserLinks?: boolean; readonly tlsBetweenRegions?: boolean } = {},
 ): Promise<RunningDeployment> {
   const deployment = await startDeployment(topology, { dataDir, web: "build", ...(onEvent ? { onEvent } : {}), ...options });
   await deployment.ready;

@@ -25,7 +25,7 @@ export const FAULT_DEPLOYMENT = "microservices-sharded";
 
 export const STUDY_USAGE = `usage: pnpm study [--runs <n>] [--out <dir>] [--deployments a,b,…] [--trace <file> …] [--retries <n>]
                   [--chromium <path>] [--stock-scheduling] [--links webtransport,websocket]
-                  [--fault <kind>@<tick>]
+                  [--fault <kind>@<tick>] [--tls]
   Runs every deployment (default: ${STUDY_DEPLOYMENTS.join(", ")}) with pnpm dev, replays every trace
   (default: the easy and hard seeds in replay/traces) --runs times each in Chromium over each stream
   link (default: webtransport; runs over websocket are filed as <deployment>+websocket), and writes
@@ -33,7 +33,9 @@ export const STUDY_USAGE = `usage: pnpm study [--runs <n>] [--out <dir>] [--depl
   --fault engine-kill|engine-drain|music-kill|score-kill|link-cut@<tick> kills (SIGKILL) or drains
   (SIGTERM) the process serving each game, or cuts the browser's link to its engine for 500 ms, when
   the game reaches <tick>; the page then presses on the game's tick clock. Default deployment with a fault: ${FAULT_DEPLOYMENT}. Runs are filed as
-  <deployment>+<kind>@<tick>.`;
+  <deployment>+<kind>@<tick>.
+  --tls makes the calls between regions go over https:// to a TLS listener in front of each callee, as
+  in the cloud; runs of deployments with calls between regions are filed as <deployment>+tls.`;
 
 export interface StudyOptions {
   readonly deployments: readonly string[];
@@ -48,6 +50,8 @@ export interface StudyOptions {
   readonly links: readonly StreamLink[];
   /** A fault injected into every run's game. */
   readonly fault?: { readonly kind: FaultKind; readonly tick: number };
+  /** Calls between regions over https://, as in the cloud (runs of deployments with such calls filed as <deployment>+tls). */
+  readonly tls: boolean;
 }
 
 export function parseStudyArgs(argv: readonly string[], cwd: string, repo: string): StudyOptions {
@@ -65,6 +69,7 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
           chromium: { type: "string", default: process.env["FLAPLAB_CHROMIUM"] ?? "/usr/bin/chromium" },
           "stock-scheduling": { type: "boolean", default: false },
           links: { type: "string", default: "webtransport" },
+          tls: { type: "boolean", default: false },
         },
       }).values;
     } catch (err) {
@@ -91,6 +96,7 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
     stockScheduling: values["stock-scheduling"],
     links: [...new Set(values.links.split(",").map((l) => parseLink(l.trim(), "--links")))],
     ...(fault ? { fault } : {}),
+    tls: values.tls,
   };
 }
 
@@ -113,14 +119,16 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
       (event) => {
         if (event.type !== "emulating") return;
         log(`study:   emulating ${event.emulation.edges.length} links (RTT table: ${event.rttTableDate})`);
-        for (const e of event.emulation.edges) log(`study:     ${e.name.padEnd(28)} ${e.kind.padEnd(12)} RTT ${e.rttMs} ms ± ${e.jitterMs}`);
+        for (const e of event.emulation.edges) log(`study:     ${e.name.padEnd(28)} ${e.kind.padEnd(12)} RTT ${e.rttMs} ms ± ${e.jitterMs}${e.tls ? " (TLS)" : ""}`);
       },
       // A link to cut needs a proxy on it.
-      { proxyBrowserLinks: opts.fault?.kind === "link-cut" },
+      { proxyBrowserLinks: opts.fault?.kind === "link-cut", tlsBetweenRegions: opts.tls },
     );
     try {
       for (const link of opts.links) {
-        const folder = `${deploymentFolder(name, link)}${opts.fault ? `+${opts.fault.kind}@${opts.fault.tick}` : ""}`;
+        // "+tls" only where some call really went over TLS (a deployment with groups in several regions).
+        const tls = deployment.emulation?.edges.some((e) => e.tls) ? "+tls" : "";
+        const folder = `${deploymentFolder(name, link)}${tls}${opts.fault ? `+${opts.fault.kind}@${opts.fault.tick}` : ""}`;
         const replayOptions: ReplayOptions = {
           url: deployment.webUrl,
           traces,

@@ -43,4 +43,9 @@ describe("the one-command study", () => {
     expect(audioMedian("multiregion\\+websocket")).toBeGreaterThan(audioMedian("monolith\\+websocket") + 60);
     await readFile(join(out, "report", "report.html"));
   }, 300_000);
+
+  it("takes --tls for calls between regions over https:// (off by default)", () => {
+    expect(parseStudyArgs([], REPO, REPO).tls).toBe(false);
+    expect(parseStudyArgs(["--tls", "--deployments", "multiregion"], REPO, REPO)).toMatchObject({ tls: true, deployments: ["multiregion"] });
+  });
 });
