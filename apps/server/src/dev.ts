@@ -77,6 +77,9 @@ async function main(): Promise<number> {
   } catch {
     return deployment.stopped;
   }
+  if (values.tls && !deployment.emulation?.edges.some((e) => e.tls)) {
+    say(`--tls: ${topology.name} has no emulated calls between regions, so every call stays on http://`);
+  }
   say(`${topology.name} is up: ${topology.groups.length} process(es); data in ${dataDir}`);
   for (const e of Object.values(deployment.endpoints)) {
     say(`  ${e.group.padEnd(width)}  ${e.url}${e.streamUrl ? `  streams ${e.streamUrl}` : ""}  ${e.components.join(", ") || "(no components)"}`);

@@ -46,12 +46,14 @@ export async function emulate(
   options: EmulateOptions = {},
 ): Promise<Emulation> {
   const edges: ActiveEdge[] = [];
-  const close = () => Promise.all(edges.map((e) => e.tls?.close())).then(() => undefined);
+  const listeners: TlsTerminator[] = [];
+  const close = () => Promise.all(listeners.map((l) => l.close())).then(() => undefined);
   try {
     for (const edge of planEdges(topology, table, options)) {
       const listen = `127.0.0.1:${await allocatePort()}`;
       const secure = options.tlsBetweenRegions && edge.from !== "browser" && edge.port === "connect" && edge.kind === "cross-region";
       const tls = secure ? await startTlsTerminator({ port: await allocatePort(), upstream: edge.upstream, ...options.tlsBetweenRegions }) : undefined;
+      if (tls) listeners.push(tls);
       // The proxy adds the delay in front of the TLS listener: handshakes cross the emulated link.
       await proxy.createProxy(edge.name, listen, tls?.listen ?? edge.upstream);
       if (edge.upstreamMs > 0) await proxy.addLatency(edge.name, "upstream", edge.upstreamMs, Math.round(edge.jitterMs / 2));
