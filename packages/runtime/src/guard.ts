@@ -5,6 +5,7 @@ import {
   isComponentName,
   principalKey,
   runInCall,
+  type CallContext,
   type ComponentDefinition,
   type Principal,
 } from "@flaplab/component";
@@ -54,10 +55,11 @@ export function guardService<S extends DescService>(
     const internalOnly = `${def.service.typeName}/${method.name} is internal: only components may call it`;
     const serve = (req: unknown, ctx: HandlerContext, principal: Principal | undefined): unknown => {
       if (principal !== undefined) ctx.values.set(principalKey, principal);
-      const traceparent = tracer === undefined ? undefined : ctx.values.get(servedTraceKey);
-      return runInCall({ component: def.name, verb: method.name, principal, gameId: gameIdOf(req), traceparent }, () =>
-        handler.call(impl, req, ctx),
-      );
+      const call: CallContext =
+        tracer === undefined
+          ? { component: def.name, verb: method.name, principal, gameId: gameIdOf(req) }
+          : { component: def.name, verb: method.name, principal, gameId: gameIdOf(req), traceparent: ctx.values.get(servedTraceKey) };
+      return runInCall(call, () => handler.call(impl, req, ctx));
     };
     /** Serves a call from outside the topology and writes its record when it ends. */
     const serveLogged = async (req: unknown, ctx: HandlerContext, started: bigint, check: () => Promise<Principal | undefined>) => {
