@@ -81,6 +81,8 @@ for (const c of CASES) {
       const root = roots[0]!;
       expect(root.serviceName).toBe("flaplab-initiator");
       expect(root.parentSpanId).toBe("");
+      // Named by the game it made, to find the trace of a game by its id.
+      expect(root.attributes["flaplab.game.id"]).toBe(game.gameId);
       const trace = receiver.spans.filter((s) => s.traceId === root.traceId);
 
       // The initiator's calls: GenerateWorld and the engine's StartGame, children of its StartGame.

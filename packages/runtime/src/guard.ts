@@ -157,7 +157,8 @@ function traced(tracer: Tracer, def: ComponentDefinition, method: DescMethod, gr
     const direct = ctx instanceof DirectContext ? ctx : undefined;
     const parent = direct !== undefined ? contextOfSpan(direct.clientSpan) : extractTrace(ctx.requestHeader);
     const caller = direct !== undefined ? direct.caller : (ctx.requestHeader.get(CALLER_HEADER) ?? undefined);
-    const span = startServerSpan(tracer, service, method.name, def.name, group.name, caller, gameIdOf(req), parent);
+    const requestGameId = gameIdOf(req);
+    const span = startServerSpan(tracer, service, method.name, def.name, group.name, caller, requestGameId, parent);
     ctx.values.set(servedTraceKey, traceparentOf(span));
     let result: unknown;
     try {
@@ -166,15 +167,16 @@ function traced(tracer: Tracer, def: ComponentDefinition, method: DescMethod, gr
       endSpan(span, err);
       throw err;
     }
-    if (!(result instanceof Promise)) {
+    // A call that makes a game (the initiator's StartGame) names it in its answer.
+    const answered = (answer: unknown): unknown => {
+      const gameId = requestGameId === undefined ? gameIdOf(answer) : undefined;
+      if (gameId !== undefined) span.setAttribute("flaplab.game.id", gameId);
       endSpan(span, undefined);
-      return result;
-    }
+      return answer;
+    };
+    if (!(result instanceof Promise)) return answered(result);
     return result.then(
-      (answer: unknown) => {
-        endSpan(span, undefined);
-        return answer;
-      },
+      answered,
       (err: unknown) => {
         endSpan(span, err);
         throw err;
