@@ -1,8 +1,16 @@
-import { trace, type Tracer } from "@opentelemetry/api";
+import { context, type DiagLogger, DiagLogLevel, diag, logs, metrics, propagation, trace, type Tracer } from "@opentelemetry/api";
 import { serviceNameFor, type TracingEnv, tracingRequested } from "./env.js";
 
 /** The name FlapLab's spans are created under (the instrumentation scope). */
 export const TRACER_NAME = "flaplab";
+
+function diagToLogger(logger: TracingLogger): DiagLogger {
+  const warn = (message: string, ...args: unknown[]): void => {
+    logger.warn({ event: "otel-sdk", args: args.map((a) => (a instanceof Error ? a.message : String(a))) }, message);
+  };
+  const ignore = (): void => {};
+  return { error: warn, warn, info: ignore, debug: ignore, verbose: ignore };
+}
 
 /** Tracing started in this process. */
 export interface Tracing {
@@ -38,6 +46,12 @@ export interface StartTracingOptions {
 export async function startTracing(options: StartTracingOptions): Promise<Tracing | undefined> {
   const env = options.env ?? process.env;
   if (!tracingRequested(env)) return undefined;
+  // The SDK's own complaints (an export that failed, a bad OTEL_* value) go to the process's log,
+  // unless OTEL_LOG_LEVEL asks for the SDK's console logger.
+  const logger = options.logger;
+  if (logger !== undefined && env["OTEL_LOG_LEVEL"] === undefined) {
+    diag.setLogger(diagToLogger(logger), { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
+  }
   const { NodeSDK } = await import("@opentelemetry/sdk-node");
   const serviceName = serviceNameFor(options.group, env);
   const sdk = new NodeSDK({ serviceName, metricReaders: [], logRecordProcessors: [] });
@@ -56,9 +70,20 @@ export async function startTracing(options: StartTracingOptions): Promise<Tracin
     tracer: trace.getTracer(TRACER_NAME),
     serviceName,
     shutdown() {
-      stopped ??= sdk.shutdown().catch((err: unknown) => {
-        options.logger?.warn({ event: "tracing-shutdown-failed", err: err instanceof Error ? err.message : String(err) }, "tracing shutdown failed");
-      });
+      stopped ??= sdk
+        .shutdown()
+        .catch((err: unknown) => {
+          options.logger?.warn({ event: "tracing-shutdown-failed", err: err instanceof Error ? err.message : String(err) }, "tracing shutdown failed");
+        })
+        .finally(() => {
+          // Unregistered: the API is back to its no-op state, and tracing may start again.
+          trace.disable();
+          logs.disable();
+          metrics.disable();
+          propagation.disable();
+          context.disable();
+          diag.disable();
+        });
       return stopped;
     },
   };

@@ -43,3 +43,26 @@ describe("startTracing", () => {
     expect(got[0]!.traceId).toMatch(/^[0-9a-f]{32}$/);
   });
 });
+
+describe("the SDK's diagnostics", () => {
+  it("go to the process's logger when an export fails", async () => {
+    const lines: Array<{ obj: object; msg?: string }> = [];
+    const logger = { info: () => {}, warn: (obj: object, msg?: string) => lines.push({ obj, msg }) };
+    // Nothing listens on port 9 of loopback: the export is refused.
+    process.env["OTEL_EXPORTER_OTLP_ENDPOINT"] = "http://127.0.0.1:9";
+    process.env["OTEL_EXPORTER_OTLP_PROTOCOL"] = "http/json";
+    process.env["OTEL_EXPORTER_OTLP_TIMEOUT"] = "300";
+    process.env["OTEL_BSP_SCHEDULE_DELAY"] = "50";
+    const tracing = await startTracing({ group: "music", logger });
+    tracing!.tracer.startSpan("lost").end();
+    // The batch is exported within 50 ms; its failure is reported when the retries give up.
+    for (let i = 0; i < 60 && !lines.some((l) => (l.obj as { event?: string }).event === "otel-sdk"); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await tracing!.shutdown();
+    const sdk = lines.filter((l) => (l.obj as { event?: string }).event === "otel-sdk");
+    expect(sdk.length).toBeGreaterThan(0);
+    expect(JSON.stringify(sdk)).toMatch(/ECONNREFUSED|export/i);
+    expect(JSON.stringify(sdk)).not.toMatch(/duplicate registration/i);
+  }, 10_000);
+});
