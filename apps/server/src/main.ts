@@ -2,6 +2,7 @@
 // Usage: flaplab-server --topology <name|file> [--group <name>] [--data-dir <dir>] [--port <n>]
 import { parseArgs } from "node:util";
 import { loadTopology, TopologyError } from "@flaplab/runtime";
+import { startTracing } from "@flaplab/tracing";
 import { pino } from "pino";
 import { DEFAULT_DATA_DIR, TOPOLOGIES_DIR, userPath } from "./paths.js";
 import { startServer } from "./server.js";
@@ -38,6 +39,8 @@ async function main(): Promise<void> {
     throw new Error(`--port must be a port number, got ${values.port}`);
   }
   const scoreDatabaseUrl = process.env["FLAPLAB_SCORE_DATABASE_URL"];
+  // On only when the standard OTEL_* environment asks for traces (packages/tracing).
+  const tracing = await startTracing({ group, logger: logger.child({ group }) });
   const server = await startServer({
     topology,
     group,
@@ -46,6 +49,7 @@ async function main(): Promise<void> {
     ...(port === undefined ? {} : { port }),
     // Not an option: a URL with a password does not belong on a command line.
     ...(scoreDatabaseUrl ? { scoreDatabaseUrl } : {}),
+    tracing,
   });
   let signals = 0;
   const shutdown = (signal: string): void => {

@@ -12,6 +12,7 @@ import {
   loadServiceKeys,
 } from "@flaplab/identity";
 import { createCallLogger, createRuntime, parseAddress, pinoCallLog, type Runtime, type Topology } from "@flaplab/runtime";
+import type { Tracing } from "@flaplab/tracing";
 import { pino, type Logger } from "pino";
 import { callLogPath, ENGINE_STREAM_PATH, mountGroup, type MountedGroup } from "./components.js";
 
@@ -32,6 +33,8 @@ export interface ServerOptions {
   readonly streamLimits?: Partial<StreamLimits>;
   /** Browser origins allowed on the RPC port; default FLAPLAB_CORS_ORIGINS, else the local web client and the topology's web address. */
   readonly corsOrigins?: readonly string[];
+  /** OpenTelemetry tracing of the group's calls (`startTracing`); off without. `stop()` flushes it last. */
+  readonly tracing?: Tracing | undefined;
 }
 
 export interface RunningServer {
@@ -72,6 +75,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     verifier,
     serviceSigner: createServiceSigner({ privateKey: serviceKeys.privateKey }),
     callLog: pinoCallLog(createCallLogger(destination)),
+    tracer: opts.tracing?.tracer,
   });
   const mounted = await mountGroup(runtime, { dataDir, keys, serviceKeys, logger, scoreDatabaseUrl: opts.scoreDatabaseUrl });
   const hasStreams = Object.keys(mounted.streamRoutes).length > 0;
@@ -147,6 +151,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
           destination.once("close", () => resolve());
           setTimeout(resolve, 1000).unref();
         });
+        // The spans of the last calls (a drained game's RecordRun) are exported before exit.
+        await opts.tracing?.shutdown();
         logger.info({ event: "stopped", group }, "server stopped");
       })();
       return stopping;

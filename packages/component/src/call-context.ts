@@ -12,6 +12,11 @@ export interface CallContext {
   readonly verb: string;
   readonly principal?: Principal | undefined;
   readonly gameId?: string | undefined;
+  /**
+   * W3C `traceparent` of the span this work belongs to, when tracing is on: the server span of the
+   * call being served, or the trace a game was started in. Calls made on this path are its children.
+   */
+  readonly traceparent?: string | undefined;
 }
 
 const storage = new AsyncLocalStorage<CallContext>();

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
-import { defineComponent, requirePrincipal } from "@flaplab/component";
+import { currentCall, defineComponent, requirePrincipal } from "@flaplab/component";
 import {
   EngineService,
   HandleInputResponseSchema,
@@ -139,6 +139,8 @@ export function createEngine(deps: EngineDeps = {}): ServiceImpl<typeof EngineSe
         course: courseOf(request.world),
         ...(request.bird ? { bird: { width: request.bird.width, height: request.bird.height } } : {}),
         ...(request.world ? { seed: request.world.seed } : {}),
+        // The game's calls join this call's trace (tracing on); undefined otherwise.
+        traceparent: currentCall()?.traceparent,
       });
       return create(StartGameResponseSchema, { gameId: game.id, pipesInView: game.state.pipesInView });
     },

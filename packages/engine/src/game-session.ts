@@ -303,7 +303,13 @@ class GameStream {
     this.lastSeq = game.lastInputSeq;
     this.appliedSeq = game.lastInputSeq;
     this.inputCredit = config.maxInputBurst;
-    const call = (verb: "Tick" | "HandleInput"): CallContext => ({ component: "engine", verb, principal: this.principal, gameId: game.id });
+    const call = (verb: "Tick" | "HandleInput"): CallContext => ({
+      component: "engine",
+      verb,
+      principal: this.principal,
+      gameId: game.id,
+      traceparent: game.traceparent,
+    });
     this.calls = { Tick: call("Tick"), HandleInput: call("HandleInput") };
   }
 

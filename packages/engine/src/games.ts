@@ -48,6 +48,11 @@ export interface Game {
   readonly reflectedSeq: number;
   /** Accepted inputs in arrival order, the oldest dropped beyond `maxInputLog`. */
   readonly inputs: InputLog;
+  /**
+   * W3C `traceparent` of the call that started the game, when tracing is on: the game's own calls
+   * (PlayMusic, RecordRun) are made in that trace, on whichever engine plays it.
+   */
+  readonly traceparent?: string | undefined;
 }
 
 type MutableGame = { -readonly [K in keyof Game]: Game[K] };
@@ -66,6 +71,8 @@ export interface NewGame {
   /** Defaults to 34×24; a zero dimension takes the default's. */
   readonly bird?: BirdBox;
   readonly seed?: bigint;
+  /** The trace the game was started in (see `Game.traceparent`). */
+  readonly traceparent?: string | undefined;
 }
 
 export interface InputResult {
@@ -263,6 +270,7 @@ export class GameTable {
       lastInputSeq: 0,
       reflectedSeq: 0,
       inputs: new InputLog(this.maxInputLog),
+      traceparent: init.traceparent,
     };
     this.games.set(game.id, game);
     let mine = this.unfinished.get(game.owner.username);
@@ -477,5 +485,6 @@ function snapshotOf(game: Game): GameSnapshot {
     lastInputSeq: game.lastInputSeq,
     reflectedSeq: game.reflectedSeq,
     inputs: game.inputs.toArray(),
+    traceparent: game.traceparent,
   };
 }

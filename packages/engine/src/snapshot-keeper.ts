@@ -237,6 +237,7 @@ export function originOf(game: Game) {
     },
     bird: { width: bird.width, height: bird.height },
     createdAtMs: game.createdAtMs,
+    traceparent: game.traceparent ?? "",
   });
 }
 
@@ -292,5 +293,6 @@ export function gameOf(stored: StoredGame, nowMs: number): GameSnapshot {
     lastInputSeq: snapshot.lastInputSeq,
     reflectedSeq: snapshot.reflectedSeq,
     inputs: [],
+    traceparent: origin.traceparent === "" ? undefined : origin.traceparent,
   };
 }

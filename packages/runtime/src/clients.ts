@@ -28,7 +28,9 @@ import {
 } from "@connectrpc/connect-node";
 import { currentCall, isComponentName, type CallContext, type ComponentDefinition } from "@flaplab/component";
 import { parseBearer, type ServiceSigner } from "@flaplab/identity";
+import type { Span, Tracer } from "@opentelemetry/api";
 import type { CallLog, CallMode } from "./call-log.js";
+import { endSpan, injectTrace, startClientSpan } from "./call-tracing.js";
 import { connectH1Call } from "./connect-h1.js";
 import { grpcH2Call } from "./grpc-h2.js";
 import { CALLER_HEADER, DirectContext, inProcessCallKey } from "./direct-context.js";
@@ -49,6 +51,8 @@ export interface CallSite {
   readonly serviceSigner: ServiceSigner | undefined;
   /** Deadline of a call that sets none, ms. */
   readonly defaultTimeoutMs: number;
+  /** Makes the call's client span; tracing is off without one. */
+  readonly tracer: Tracer | undefined;
 }
 
 /**
@@ -66,6 +70,19 @@ function credentialFor(site: CallSite, call: CallContext | undefined): string | 
 /** The verb of the call being served, when the caller is the component serving it. */
 function sourceVerb(site: CallSite, call: CallContext | undefined): string {
   return call !== undefined && call.component === site.caller ? call.verb : "-";
+}
+
+/** The client span of a call from `site`, a child of the work the caller is doing (`call`). */
+function clientSpan(tracer: Tracer, site: CallSite, verb: string, gameId: string, call: CallContext | undefined): Span {
+  const edge = {
+    caller: site.caller,
+    callerGroup: site.callerGroup.name,
+    callee: site.target.name,
+    calleeGroup: site.targetGroup.name,
+    mode: site.mode,
+    protocol: site.protocol,
+  };
+  return startClientSpan(tracer, edge, site.target.service.typeName, verb, gameId, call?.traceparent);
 }
 
 function writeRecord(site: CallSite, verb: string, srcVerb: string, gameId: string, started: bigint, code: string): void {
@@ -109,15 +126,20 @@ async function observe<T>(
   const srcVerb = sourceVerb(site, call);
   header.set(CALLER_HEADER, `${site.caller}.${srcVerb}`);
   const gameId = gameIdOf(message) ?? call?.gameId ?? "";
+  const span = site.tracer === undefined ? undefined : clientSpan(site.tracer, site, verb, gameId, call);
+  if (span !== undefined) injectTrace(span, header);
   const started = process.hrtime.bigint();
   let code = "ok";
+  let failure: unknown;
   try {
     return await invoke();
   } catch (err) {
     code = codeName(err);
+    failure = err;
     throw err;
   } finally {
     writeRecord(site, verb, srcVerb, gameId, started, code);
+    if (span !== undefined) endSpan(span, failure);
   }
 }
 
@@ -187,8 +209,10 @@ export function directTransport(site: CallSite, resolveImpl: () => ServiceImpl<D
       }
       const srcVerb = sourceVerb(site, call);
       const gameId = gameIdOf(message) ?? call?.gameId ?? "";
+      const span = site.tracer === undefined ? undefined : clientSpan(site.tracer, site, method.name, gameId, call);
       const started = process.hrtime.bigint();
       let code = "ok";
+      let failure: unknown;
       const ctx = new DirectContext(
         method,
         header,
@@ -197,6 +221,7 @@ export function directTransport(site: CallSite, resolveImpl: () => ServiceImpl<D
         signal,
         timeoutMs ?? site.defaultTimeoutMs,
         contextValues,
+        span,
       );
       try {
         const handler = (resolveImpl() as unknown as Record<string, UnaryHandler>)[method.localName];
@@ -206,10 +231,12 @@ export function directTransport(site: CallSite, resolveImpl: () => ServiceImpl<D
       } catch (err) {
         const e = ConnectError.from(err);
         code = codeName(e);
+        failure = e;
         throw e;
       } finally {
         ctx.abort();
         writeRecord(site, method.name, srcVerb, gameId, started, code);
+        if (span !== undefined) endSpan(span, failure);
       }
     },
     stream() {

@@ -1,6 +1,7 @@
 import type { DescMethodUnary, DescService } from "@bufbuild/protobuf";
 import { createContextKey, createContextValues, type ContextValues, type HandlerContext } from "@connectrpc/connect";
 import { CallSignal } from "@flaplab/component";
+import type { Span } from "@opentelemetry/api";
 
 /** Header a runtime client puts on every call: "<component>.<verb>" of the caller. */
 export const CALLER_HEADER = "x-flaplab-caller";
@@ -44,6 +45,8 @@ export class DirectContext extends CallSignal implements HandlerContext {
     private readonly callerSignal: AbortSignal | undefined,
     timeoutMs: number | undefined,
     contextValues: ContextValues | undefined,
+    /** The caller's client span, when tracing is on: the parent of the callee's server span. */
+    readonly clientSpan: Span | undefined = undefined,
   ) {
     super(timeoutMs);
     this.service = method.parent;

@@ -1,15 +1,18 @@
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
-import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, createContextKey, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { codeToString } from "@connectrpc/connect/protocol-connect";
 import {
   isComponentName,
   principalKey,
   runInCall,
+  type CallContext,
   type ComponentDefinition,
   type Principal,
 } from "@flaplab/component";
 import { parseBearer, type TokenVerifier } from "@flaplab/identity";
+import type { Tracer } from "@opentelemetry/api";
 import type { CallLog, CallRecord } from "./call-log.js";
+import { contextOfSpan, endSpan, extractTrace, startServerSpan, traceparentOf } from "./call-tracing.js";
 import { CALLER_HEADER, DirectContext, inProcessCallKey } from "./direct-context.js";
 import { type GroupSpec, groupOf, type Topology } from "./topology.js";
 
@@ -19,6 +22,9 @@ import { type GroupSpec, groupOf, type Topology } from "./topology.js";
 export { CALLER_HEADER } from "./direct-context.js";
 
 type UnaryHandler = (req: unknown, ctx: HandlerContext) => unknown;
+
+/** The `traceparent` of a handled call's server span, for the call context of its handler. */
+const servedTraceKey = createContextKey<string | undefined>(undefined, { description: "flaplab server span" });
 
 /**
  * Wraps a component's implementation with what every call mode shares: token verification for
@@ -34,6 +40,7 @@ export function guardService<S extends DescService>(
   group: GroupSpec,
   log: CallLog,
   calleeLog?: { readonly log: CallLog; readonly topology: Topology },
+  tracer?: Tracer,
 ): ServiceImpl<S> {
   const guarded: Record<string, UnaryHandler> = {};
   const handlers = impl as unknown as Record<string, UnaryHandler | undefined>;
@@ -48,9 +55,11 @@ export function guardService<S extends DescService>(
     const internalOnly = `${def.service.typeName}/${method.name} is internal: only components may call it`;
     const serve = (req: unknown, ctx: HandlerContext, principal: Principal | undefined): unknown => {
       if (principal !== undefined) ctx.values.set(principalKey, principal);
-      return runInCall({ component: def.name, verb: method.name, principal, gameId: gameIdOf(req) }, () =>
-        handler.call(impl, req, ctx),
-      );
+      const call: CallContext =
+        tracer === undefined
+          ? { component: def.name, verb: method.name, principal, gameId: gameIdOf(req) }
+          : { component: def.name, verb: method.name, principal, gameId: gameIdOf(req), traceparent: ctx.values.get(servedTraceKey) };
+      return runInCall(call, () => handler.call(impl, req, ctx));
     };
     /** Serves a call from outside the topology and writes its record when it ends. */
     const serveLogged = async (req: unknown, ctx: HandlerContext, started: bigint, check: () => Promise<Principal | undefined>) => {
@@ -100,7 +109,7 @@ export function guardService<S extends DescService>(
     };
     // Not an async function: a call with a component credential verified before is served without
     // waiting and without a promise of its own (each costs, with AsyncLocalStorage's hooks).
-    guarded[method.localName] = (req, ctx) => {
+    const guard: UnaryHandler = (req, ctx) => {
       const started = process.hrtime.bigint();
       if (isPublic) return serveLogged(req, ctx, started, () => Promise.resolve(undefined));
       // A direct call carries its credential and caller on the context, not in headers.
@@ -132,8 +141,48 @@ export function guardService<S extends DescService>(
       }
       return serveLogged(req, ctx, started, async () => admit(known));
     };
+    guarded[method.localName] = tracer === undefined ? guard : traced(tracer, def, method, group, guard);
   }
   return guarded as unknown as ServiceImpl<S>;
+}
+
+/**
+ * `guard` with a server span around it, a child of the caller's span: handed over in-process by a
+ * direct call, else extracted from the request's trace headers. The handler's own calls are its
+ * children (the span's `traceparent` goes into the call context).
+ */
+function traced(tracer: Tracer, def: ComponentDefinition, method: DescMethod, group: GroupSpec, guard: UnaryHandler): UnaryHandler {
+  const service = def.service.typeName;
+  return (req, ctx) => {
+    const direct = ctx instanceof DirectContext ? ctx : undefined;
+    const parent = direct !== undefined ? contextOfSpan(direct.clientSpan) : extractTrace(ctx.requestHeader);
+    const caller = direct !== undefined ? direct.caller : (ctx.requestHeader.get(CALLER_HEADER) ?? undefined);
+    const requestGameId = gameIdOf(req);
+    const span = startServerSpan(tracer, service, method.name, def.name, group.name, caller, requestGameId, parent);
+    ctx.values.set(servedTraceKey, traceparentOf(span));
+    let result: unknown;
+    try {
+      result = guard(req, ctx);
+    } catch (err) {
+      endSpan(span, err);
+      throw err;
+    }
+    // A call that makes a game (the initiator's StartGame) names it in its answer.
+    const answered = (answer: unknown): unknown => {
+      const gameId = requestGameId === undefined ? gameIdOf(answer) : undefined;
+      if (gameId !== undefined) span.setAttribute("flaplab.game.id", gameId);
+      endSpan(span, undefined);
+      return answer;
+    };
+    if (!(result instanceof Promise)) return answered(result);
+    return result.then(
+      answered,
+      (err: unknown) => {
+        endSpan(span, err);
+        throw err;
+      },
+    );
+  };
 }
 
 function externalRecord(

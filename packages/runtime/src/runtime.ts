@@ -14,6 +14,7 @@ import {
   type Connections,
 } from "./clients.js";
 import type { TokenVerifier } from "@flaplab/identity";
+import type { Tracer } from "@opentelemetry/api";
 import { guardService } from "./guard.js";
 import { findGroup, groupOf, networkFor, type GroupSpec, type Topology } from "./topology.js";
 
@@ -36,6 +37,11 @@ export interface RuntimeOptions {
   readonly callLog?: CallLog;
   /** Largest message accepted in serialized and networked modes (default 1 MiB). */
   readonly readMaxBytes?: number;
+  /**
+   * Traces every call (a client span per outgoing call, a server span per handled one, W3C trace
+   * context carried between them in every call mode). Without one, tracing is off and costs nothing.
+   */
+  readonly tracer?: Tracer | undefined;
 }
 
 /** A component mounted in this process, with its guarded implementation. */
@@ -116,6 +122,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       log,
       serviceSigner: options.serviceSigner,
       defaultTimeoutMs: options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS,
+      tracer: options.tracer,
     };
     if (p.mode === "direct") {
       return directTransport(site, () => resolveLocal(target).impl);
@@ -152,6 +159,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         group,
         log,
         options.callLog === undefined ? undefined : { log: options.callLog, topology },
+        options.tracer,
       );
       mounted.set(definition.name, { definition, impl: guarded as unknown as ServiceImpl<DescService> });
     },

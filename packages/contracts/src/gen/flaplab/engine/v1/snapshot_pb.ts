@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file flaplab/engine/v1/snapshot.proto.
  */
 export const file_flaplab_engine_v1_snapshot: GenFile = /*@__PURE__*/
-  fileDesc("CiBmbGFwbGFiL2VuZ2luZS92MS9zbmFwc2hvdC5wcm90bxIRZmxhcGxhYi5lbmdpbmUudjEimAEKCkdhbWVPcmlnaW4SDwoHZ2FtZV9pZBgBIAEoCRINCgVvd25lchgCIAEoCRIpCgV3b3JsZBgDIAEoCzIaLmZsYXBsYWIud29ybGRnZW4udjEuV29ybGQSKAoEYmlyZBgEIAEoCzIaLmZsYXBsYWIuZW5naW5lLnYxLkJpcmRCb3gSFQoNY3JlYXRlZF9hdF9tcxgFIAEoASK+AgoMR2FtZVNuYXBzaG90Eg8KB2dhbWVfaWQYASABKAkSDgoGZW5naW5lGAIgASgJEisKBXBoYXNlGAMgASgOMhwuZmxhcGxhYi5lbmdpbmUudjEuUGxheVN0YXRlEgwKBHRpY2sYBCABKA0SDgoGYmlyZF95GAUgASgBEhUKDWJpcmRfdmVsb2NpdHkYBiABKAESEgoKcGlwZV9zcGVlZBgHIAEoARIVCg1waXBlX3dpbmRvd194GAggASgBEhQKDGNsb3Nlc3RfcGlwZRgJIAEoDRINCgVzY29yZRgKIAEoBRIWCg5sYXN0X2lucHV0X3NlcRgLIAEoDRIVCg1yZWZsZWN0ZWRfc2VxGAwgASgNEhUKDXN0YXJ0ZWRfYXRfbXMYDSABKAESFQoNd3JpdHRlbl9hdF9tcxgOIAEoAWIGcHJvdG8z", [file_flaplab_engine_v1_engine, file_flaplab_worldgen_v1_worldgen]);
+  fileDesc("CiBmbGFwbGFiL2VuZ2luZS92MS9zbmFwc2hvdC5wcm90bxIRZmxhcGxhYi5lbmdpbmUudjEirQEKCkdhbWVPcmlnaW4SDwoHZ2FtZV9pZBgBIAEoCRINCgVvd25lchgCIAEoCRIpCgV3b3JsZBgDIAEoCzIaLmZsYXBsYWIud29ybGRnZW4udjEuV29ybGQSKAoEYmlyZBgEIAEoCzIaLmZsYXBsYWIuZW5naW5lLnYxLkJpcmRCb3gSFQoNY3JlYXRlZF9hdF9tcxgFIAEoARITCgt0cmFjZXBhcmVudBgGIAEoCSK+AgoMR2FtZVNuYXBzaG90Eg8KB2dhbWVfaWQYASABKAkSDgoGZW5naW5lGAIgASgJEisKBXBoYXNlGAMgASgOMhwuZmxhcGxhYi5lbmdpbmUudjEuUGxheVN0YXRlEgwKBHRpY2sYBCABKA0SDgoGYmlyZF95GAUgASgBEhUKDWJpcmRfdmVsb2NpdHkYBiABKAESEgoKcGlwZV9zcGVlZBgHIAEoARIVCg1waXBlX3dpbmRvd194GAggASgBEhQKDGNsb3Nlc3RfcGlwZRgJIAEoDRINCgVzY29yZRgKIAEoBRIWCg5sYXN0X2lucHV0X3NlcRgLIAEoDRIVCg1yZWZsZWN0ZWRfc2VxGAwgASgNEhUKDXN0YXJ0ZWRfYXRfbXMYDSABKAESFQoNd3JpdHRlbl9hdF9tcxgOIAEoAWIGcHJvdG8z", [file_flaplab_engine_v1_engine, file_flaplab_worldgen_v1_worldgen]);
 
 /**
  * Written once, when the game is first snapshotted.
@@ -50,6 +50,14 @@ export type GameOrigin = Message<"flaplab.engine.v1.GameOrigin"> & {
    * @generated from field: double created_at_ms = 5;
    */
   createdAtMs: number;
+
+  /**
+   * W3C traceparent of the trace the game was started in, when tracing was on: the calls an engine
+   * makes for the game after resuming it stay in that trace. Empty otherwise.
+   *
+   * @generated from field: string traceparent = 6;
+   */
+  traceparent: string;
 };
 
 /**
