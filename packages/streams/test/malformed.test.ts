@@ -5,7 +5,7 @@ import { connect as h2connect, type ClientHttp2Session } from "node:http2";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connect as tlsConnect, type TLSSocket } from "node:tls";
+import { openRawTls, type RawTlsConnection } from "@flaplab/testkit";
 import { createSigner, createVerifier, loadOrCreateKeys } from "@flaplab/identity";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -46,47 +46,10 @@ afterAll(async () => {
 
 const hex = (s: string): Buffer => Buffer.from(s.replace(/\s+/g, ""), "hex");
 
-interface RawConnection {
-  readonly socket: TLSSocket;
-  /** Everything received so far. */
-  readonly received: () => Buffer;
-  /** Resolves when the server has closed the connection (or after `ms`, with false). */
-  closedWithin(ms: number): Promise<boolean>;
-}
-
-function tls(): Promise<RawConnection> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let closed = false;
-    const waiters: (() => void)[] = [];
-    const socket = tlsConnect({ host: "127.0.0.1", port: server.port, rejectUnauthorized: false, ALPNProtocols: ["http/1.1"] }, () =>
-      resolve({
-        socket,
-        received: () => Buffer.concat(chunks),
-        closedWithin: (ms) =>
-          closed
-            ? Promise.resolve(true)
-            : new Promise((r) => {
-                const t = setTimeout(() => r(false), ms);
-                waiters.push(() => {
-                  clearTimeout(t);
-                  r(true);
-                });
-              }),
-      }),
-    );
-    socket.on("data", (d: Buffer) => chunks.push(d));
-    socket.on("error", () => undefined);
-    socket.on("close", () => {
-      closed = true;
-      for (const w of waiters.splice(0)) w();
-    });
-    socket.once("error", reject);
-  });
-}
+const tls = (): Promise<RawTlsConnection> => openRawTls(server.port);
 
 /** A WebSocket upgrade for the WebTransport mapping; returns the connection and the status line. */
-async function upgrade(path: string): Promise<{ conn: RawConnection; status: number }> {
+async function upgrade(path: string): Promise<{ conn: RawTlsConnection; status: number }> {
   const conn = await tls();
   conn.socket.write(
     `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +

@@ -3,3 +3,5 @@ export type { ContractMode, ContractEnv, ContractContext, ContractSpec, Componen
 export { freePorts } from "@flaplab/ports";
 export { memoryCallLog } from "./memory-log.js";
 export { expectCode, rejection } from "./rejection.js";
+export { openRawTls } from "./raw-tls.js";
+export type { RawTlsConnection } from "./raw-tls.js";

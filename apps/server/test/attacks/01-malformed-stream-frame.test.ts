@@ -6,7 +6,7 @@
 // and with a good credential the same frame, and its variants, close only their own connection.
 // Afterwards the server answers /healthz and a player plays a whole game over the streams.
 import { connect as h2connect } from "node:http2";
-import { connect as tlsConnect, type TLSSocket } from "node:tls";
+import { openRawTls, type RawTlsConnection } from "@flaplab/testkit";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
@@ -45,49 +45,14 @@ async function healthy(): Promise<boolean> {
 
 const streamPort = () => mono.server.streams!.port;
 
-interface Raw {
-  readonly socket: TLSSocket;
-  received(): Buffer;
-  closedWithin(ms: number): Promise<boolean>;
-}
-
-function tls(): Promise<Raw> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let closed = false;
-    const waiters: (() => void)[] = [];
-    const socket = tlsConnect({ host: "127.0.0.1", port: streamPort(), rejectUnauthorized: false, ALPNProtocols: ["http/1.1"] }, () =>
-      resolve({
-        socket,
-        received: () => Buffer.concat(chunks),
-        closedWithin: (ms) =>
-          closed
-            ? Promise.resolve(true)
-            : new Promise((r) => {
-                const t = setTimeout(() => r(false), ms);
-                waiters.push(() => {
-                  clearTimeout(t);
-                  r(true);
-                });
-              }),
-      }),
-    );
-    socket.on("data", (d: Buffer) => chunks.push(d));
-    socket.on("close", () => {
-      closed = true;
-      for (const w of waiters.splice(0)) w();
-    });
-    socket.on("error", () => undefined);
-    socket.once("error", reject);
-  });
-}
+const tls = (): Promise<RawTlsConnection> => openRawTls(streamPort());
 
 const upgradeRequest = (pathAndQuery: string): string =>
   `GET ${pathAndQuery} HTTP/1.1\r\nHost: 127.0.0.1:${streamPort()}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
   `Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: webtransport_kDraft2\r\n\r\n`;
 
 /** The status of the answer to the upgrade, once its head is in (0: closed without one). */
-async function statusOf(conn: Raw): Promise<number> {
+async function statusOf(conn: RawTlsConnection): Promise<number> {
   const deadline = Date.now() + 5000;
   while (!conn.received().includes("\r\n\r\n") && Date.now() < deadline) {
     if (await conn.closedWithin(20)) break;
