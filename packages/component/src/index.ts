@@ -6,3 +6,4 @@ export { currentCall, runInCall } from "./call-context.js";
 export type { CallContext } from "./call-context.js";
 export { clientAddressKey, clientAddressOf } from "./client-address.js";
 export { CallSignal, deadlineExceeded } from "./call-signal.js";
+export { UnaryHandlerContext } from "./unary-handler-context.js";

@@ -4,7 +4,7 @@ import { create, fromBinary, fromJsonString, toBinary, toJsonString, type DescMe
 import { Code, ConnectError, type ContextValues, type HandlerContext } from "@connectrpc/connect";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { parseTimeout as parseGrpcTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
-import { CallSignal } from "@flaplab/component";
+import { UnaryHandlerContext } from "@flaplab/component";
 
 type NodeRequest = IncomingMessage | Http2ServerRequest;
 type NodeResponse = ServerResponse | Http2ServerResponse;
@@ -179,12 +179,9 @@ export async function serveConnectUnary(
  * aborts when the client goes away, at the deadline (DeadlineExceeded), at shutdown, and when the
  * call is over.
  */
-export class ServerCallContext extends CallSignal implements HandlerContext {
-  readonly requestMethod = "POST";
+export class ServerCallContext extends UnaryHandlerContext implements HandlerContext {
   readonly service: DescService;
   private headers: Headers | undefined;
-  private response: Headers | undefined;
-  private trailer: Headers | undefined;
   private onShutdown: (() => void) | undefined;
   private onClose: (() => void) | undefined;
 
@@ -217,14 +214,6 @@ export class ServerCallContext extends CallSignal implements HandlerContext {
       this.headers = h;
     }
     return this.headers;
-  }
-
-  get responseHeader(): Headers {
-    return (this.response ??= new Headers());
-  }
-
-  get responseTrailer(): Headers {
-    return (this.trailer ??= new Headers());
   }
 
   /** Adds the headers a handler set to `out`, and with `trailersAsHeaders` its trailers as `trailer-<name>` (Connect unary's way). */

@@ -1,6 +1,6 @@
 import type { DescMethodUnary, DescService } from "@bufbuild/protobuf";
 import { createContextKey, createContextValues, type ContextValues, type HandlerContext } from "@connectrpc/connect";
-import { CallSignal } from "@flaplab/component";
+import { UnaryHandlerContext } from "@flaplab/component";
 import type { Span } from "@opentelemetry/api";
 
 /** Header a runtime client puts on every call: "<component>.<verb>" of the caller. */
@@ -24,15 +24,12 @@ type HeadersInit = ConstructorParameters<typeof Headers>[0];
  * than closures, so that a call creates no functions: under tsx (esbuild's `keepNames`) each named
  * function created costs ≈ 0.3 µs.
  */
-export class DirectContext extends CallSignal implements HandlerContext {
+export class DirectContext extends UnaryHandlerContext implements HandlerContext {
   readonly protocolName = "direct";
-  readonly requestMethod = "POST";
   readonly service: DescService;
   readonly values: ContextValues;
   private onCallerAbort: (() => void) | undefined;
   private headers: Headers | undefined;
-  private response: Headers | undefined;
-  private trailer: Headers | undefined;
 
   constructor(
     readonly method: DescMethodUnary,
@@ -65,14 +62,6 @@ export class DirectContext extends CallSignal implements HandlerContext {
       this.headers = h;
     }
     return this.headers;
-  }
-
-  get responseHeader(): Headers {
-    return (this.response ??= new Headers());
-  }
-
-  get responseTrailer(): Headers {
-    return (this.trailer ??= new Headers());
   }
 
   /** The response headers and trailers a handler set, or empty ones. */
