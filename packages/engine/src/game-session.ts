@@ -558,7 +558,14 @@ class GameStream {
     if (result.recorded || !result.transient || !this.config.outbox) return { recorded: result.recorded, error: result.error, pending: false };
     const state = this.game.state;
     try {
-      this.config.outbox.add({ gameId: this.gameId, score: state.score, ticks: state.tick, seed: this.game.seed.toString(), player: this.game.owner.username });
+      this.config.outbox.add({
+        gameId: this.gameId,
+        score: state.score,
+        ticks: state.tick,
+        seed: this.game.seed.toString(),
+        player: this.game.owner.username,
+        traceparent: this.game.traceparent,
+      });
     } catch (err) {
       this.config.logger.error({ gameId: this.gameId, err: messageOf(err) }, "run could not be kept in the outbox: lost");
       return { recorded: false, error: result.error, pending: false };

@@ -11,6 +11,8 @@ export interface PendingRun {
   readonly seed: string;
   /** The player it is recorded for. */
   readonly player: string;
+  /** The game's trace (W3C `traceparent`, when tracing was on): the later RecordRun joins it. */
+  readonly traceparent?: string | undefined;
 }
 
 /** A durable place for pending runs (`DurableOutbox` of @flaplab/outbox fits). */
@@ -41,7 +43,13 @@ export async function recordPendingRun(
   options: CallOptions = { timeoutMs: 5000 },
 ): Promise<"delivered" | "refused"> {
   // No token is kept: the engine's component credential acts for the player.
-  const call = { component: "engine" as const, verb: "Outbox", principal: { username: run.player, token: "", expiresAt: new Date(0) }, gameId: run.gameId };
+  const call = {
+    component: "engine" as const,
+    verb: "Outbox",
+    principal: { username: run.player, token: "", expiresAt: new Date(0) },
+    gameId: run.gameId,
+    traceparent: run.traceparent,
+  };
   try {
     await runInCall(call, () => score.recordRun({ gameId: run.gameId, score: run.score, ticks: run.ticks, seed: BigInt(run.seed) }, options));
     return "delivered";

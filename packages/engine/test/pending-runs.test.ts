@@ -13,6 +13,14 @@ describe("recordPendingRun", () => {
     expect(score.calls[0]!.call).toMatchObject({ component: "engine", verb: "Outbox", gameId: "g1", principal: { username: "alice" } });
   });
 
+  it("records it in the game's trace when the run kept one, and in none otherwise", async () => {
+    const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    const score = fakeScore();
+    await recordPendingRun(score.client, { ...run, traceparent });
+    await recordPendingRun(score.client, run);
+    expect(score.calls.map((c) => c.call?.traceparent)).toEqual([traceparent, undefined]);
+  });
+
   it("counts AlreadyExists as delivered, refuses what the score component refuses, and throws to retry otherwise", async () => {
     const answer = (code: Code) => fakeScore(() => Promise.reject(new ConnectError("x", code))).client;
     expect(await recordPendingRun(answer(Code.AlreadyExists), run)).toBe("delivered");

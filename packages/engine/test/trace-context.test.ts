@@ -1,4 +1,5 @@
 import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { runInCall } from "@flaplab/component";
 import { StartGameRequestSchema } from "@flaplab/contracts/engine/v1/engine_pb";
 import { GameStreamMessageSchema } from "@flaplab/contracts/engine/v1/stream_pb";
@@ -12,6 +13,7 @@ import {
   gameOf,
   ManualTickClock,
   originOf,
+  type PendingRun,
   snapshotOf,
   TickScheduler,
 } from "../src/index.js";
@@ -54,6 +56,35 @@ describe("a game's trace context", () => {
     expect(score.calls[0]!.call).toMatchObject({ component: "engine", gameId: "g1", traceparent: TRACEPARENT });
     expect(music.calls.length).toBeGreaterThan(0);
     for (const c of music.calls) expect(c.call?.traceparent).toBe(TRACEPARENT);
+  });
+
+  it("goes with a run the score component could not take into the outbox, so its later RecordRun joins the trace", async () => {
+    const games = new GameTable();
+    const clock = new ManualTickClock(10_000);
+    const kept: PendingRun[] = [];
+    const score = fakeScore(() => Promise.reject(new ConnectError("down", Code.Unavailable)));
+    const handler = createGameSessionHandler({
+      games,
+      scheduler: new TickScheduler({ clock }),
+      music: fakeMusic().client,
+      score: score.client,
+      recordRetryDelaysMs: [0],
+      outbox: { add: (run) => void kept.push(run) },
+    });
+    games.create({ id: "g1", owner: alice, course: courseOf(deadlyWorld()), traceparent: TRACEPARENT });
+    const session = new MemoryStreamSession({ gameId: "g1", principal: alice });
+    handler(session);
+    input(session, 1);
+    await flush();
+    // RecordRun's retry waits on a real timer: tick until the session closes, within 5 s.
+    const deadline = Date.now() + 5_000;
+    while (!session.isClosed && Date.now() < deadline) {
+      clock.advance(33);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    expect(session.isClosed).toBe(true);
+    expect(kept).toHaveLength(1);
+    expect(kept[0]).toMatchObject({ gameId: "g1", player: "alice", traceparent: TRACEPARENT });
   });
 
   it("moves with the game: to a shard (detach, adopt) and through the snapshot store (GameOrigin)", () => {
