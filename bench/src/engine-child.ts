@@ -7,7 +7,7 @@ import { coreFrameCost, runEngineStep, tickPathAllocation, timerFloor, type Step
 export type EngineChildRequest =
   | { type: "core"; frames: number }
   | { type: "floor"; measureMs: number }
-  | { type: "tickpath" }
+  | { type: "tickpath"; snapshots?: boolean }
   | ({ type: "sharded"; shards: number } & StepPlan)
   | ({ type: "step" } & StepPlan);
 
@@ -26,7 +26,7 @@ serveRequests(async (req: EngineChildRequest) => {
     return { nsPerFrame: writer.nsPerFrame, bytesPerFrame: writer.bytesPerFrame, library, survivesTicks: schedule.survivesTicks, flaps: schedule.flapTicks.length };
   }
   (globalThis as { gc?: () => void }).gc?.();
-  if (req.type === "tickpath") return tickPathAllocation();
+  if (req.type === "tickpath") return tickPathAllocation(1000, 5, req.snapshots === true);
   if (req.type === "sharded") return runShardedStep(req, req.shards);
   if (req.type === "floor") return timerFloor(req.measureMs);
   return runEngineStep(schedule, req);

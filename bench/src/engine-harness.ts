@@ -11,10 +11,12 @@ import {
   GameTable,
   ManualTickClock,
   type ScheduledTask,
+  SnapshotKeeper,
   type TickClock,
   type TickFn,
   TickScheduler,
 } from "@flaplab/engine";
+import { MemorySnapshotStore } from "@flaplab/snapshots";
 import { encodeDelimited, FrameEncoder, FrameWriter } from "@flaplab/game-stream";
 import { MemoryStreamSession } from "@flaplab/game-stream/testing";
 import { applyInputInPlace, createGame, PIPE_WIDTH, TICK_MS, tickInPlace } from "@flaplab/physics";
@@ -210,7 +212,9 @@ export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Pro
   // Every game is the one bench player's: lift the per-player limit.
   const games = new GameTable({ maxGames: plan.games + 10, maxGamesPerPlayer: plan.games + 10, idleTtlMs: 3600_000 });
   const scheduler = new MeasuringScheduler();
-  const handler = createGameSessionHandler({ games, scheduler, music: idleMusic(), score: idleScore(), logger: silentLogger });
+  // As the server runs an engine: every tick's state also goes to the snapshot store (in memory for one engine).
+  const snapshots = new SnapshotKeeper({ store: new MemorySnapshotStore(), engine: "bench", games });
+  const handler = createGameSessionHandler({ games, scheduler, music: idleMusic(), score: idleScore(), logger: silentLogger, snapshots });
   const stats: SendStats = { frames: 0, frameBytes: 0, acks: 0, ended: 0, endReasons: {} };
   const flaps = new Set(schedule.flapTicks);
   const principal: Principal = { username: "bench", token: "bench-token", expiresAt: new Date(Date.now() + 3600_000) };
@@ -330,11 +334,23 @@ export function coreFrameCostNs(schedule: FlapSchedule, frames: number): number 
  * can fail (no inputs needed), into in-memory sessions that only count. Best of `rounds` rounds
  * of 30 ticks after 60 ticks of warm-up.
  */
-export async function tickPathAllocation(games = 1000, rounds = 5): Promise<{ bytesPerFrame: number; cpuPerFrameUs: number; frames: number }> {
+export async function tickPathAllocation(
+  games = 1000,
+  rounds = 5,
+  withSnapshots = false,
+): Promise<{ bytesPerFrame: number; cpuPerFrameUs: number; frames: number }> {
   const clock = new ManualTickClock();
   const scheduler = new TickScheduler({ clock });
   const table = new GameTable({ maxGames: games + 10, maxGamesPerPlayer: games + 10, idleTtlMs: 3600_000, sweepIntervalMs: 0 });
-  const handler = createGameSessionHandler({ games: table, scheduler, music: idleMusic(), score: idleScore(), logger: silentLogger });
+  const snapshots = withSnapshots ? new SnapshotKeeper({ store: new MemorySnapshotStore(), engine: "bench", games: table }) : undefined;
+  const handler = createGameSessionHandler({
+    games: table,
+    scheduler,
+    music: idleMusic(),
+    score: idleScore(),
+    logger: silentLogger,
+    ...(snapshots ? { snapshots } : {}),
+  });
   const course = {
     pipeSpacing: 191,
     viewport: { width: 480, height: 640 },
@@ -364,7 +380,12 @@ export async function tickPathAllocation(games = 1000, rounds = 5): Promise<{ by
     const meter = new AllocMeter();
     meter.start();
     const cpu0 = process.cpuUsage();
-    for (let t = 0; t < 30; t++) clock.advance(TICK_MS);
+    // 30 tick periods in 1 ms rounds, as the scheduler's timer runs them, each round's microtasks
+    // (the snapshot keeper's batch) done before the next.
+    for (let t = 0; t < 30 * TICK_MS; t++) {
+      clock.advance(1);
+      await flush();
+    }
     const cpu = process.cpuUsage(cpu0);
     const bytes = meter.stop().bytes;
     const n = stats.frames - f0;

@@ -117,6 +117,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   let coreBytes = 0;
   let library: { nsPerFrame: number; bytesPerFrame: number } | undefined;
   let tickPath: { bytesPerFrame: number; cpuPerFrameUs: number; frames: number } | undefined;
+  let tickPathSnapshots: { bytesPerFrame: number; cpuPerFrameUs: number; frames: number } | undefined;
 
   // (a) In memory, in a fresh process.
   const engine = await startChild("engine-child.ts", ["--expose-gc"]);
@@ -131,6 +132,8 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
     );
     tickPath = await engine.request<{ bytesPerFrame: number; cpuPerFrameUs: number; frames: number }>({ type: "tickpath" }, 60_000);
     opts.log(`  engine tick path (manual clock, 1,000 games, no inputs): ${sig(tickPath.cpuPerFrameUs)} µs CPU/frame, ${sig(tickPath.bytesPerFrame)} B allocated/frame`);
+    tickPathSnapshots = await engine.request<{ bytesPerFrame: number; cpuPerFrameUs: number; frames: number }>({ type: "tickpath", snapshots: true }, 60_000);
+    opts.log(`  engine tick path + snapshot keeper (memory store): ${sig(tickPathSnapshots.cpuPerFrameUs)} µs CPU/frame, ${sig(tickPathSnapshots.bytesPerFrame)} B allocated/frame`);
     const floor = await engine.request<Percentiles>({ type: "floor", measureMs: Math.min(plan.measureMs, 3000) });
     rows.push({ transport: "floor", games: 100, lateness: floor, ticks: floor.samples, skipped: 0, lost: 0, cpuPerFrameUs: null, pass: (floor.p99 ?? Infinity) <= LATENESS_LIMIT_US, note: "" });
     await stepGames(plan.memory, plan.memoryBelow, async (games) => {
@@ -298,7 +301,18 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
           tickPath ? ratio(tickPath.cpuPerFrameUs * 1000, coreNs) : "",
           sig(tickPath?.bytesPerFrame),
           "", "",
-          "handler + TickScheduler + GameTable on a manual clock, no inputs, no timers: what one tick frame costs in CPU (best of 5 rounds) and heap (frames handed over with sendFrom: the session copies what it keeps)",
+          "handler + TickScheduler + GameTable on a manual clock in 1 ms rounds, no inputs, no timers: what one tick frame costs in CPU (best of 5 rounds) and heap (frames handed over with sendFrom: the session copies what it keeps)",
+        ],
+        [
+          "engine tick path + snapshot keeper (manual clock)",
+          "1,000",
+          count(tickPathSnapshots?.frames ?? 0),
+          "", "", "", "", "", "", "",
+          sig(tickPathSnapshots?.cpuPerFrameUs),
+          tickPathSnapshots ? ratio(tickPathSnapshots.cpuPerFrameUs * 1000, coreNs) : "",
+          sig(tickPathSnapshots?.bytesPerFrame),
+          "", "",
+          "the same with the server's SnapshotKeeper writing every round's ticked games to an in-memory snapshot store (what one engine does; the in-memory steps below run it too)",
         ],
         ...[...rows].sort((a, b) => order[a.transport] - order[b.transport] || linkRank(a) - linkRank(b) || a.games - b.games).map((r) => [
           label(r),
@@ -349,7 +363,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
       },
     ],
     goals,
-    data: { rows, maxGamesSharded: shardMax, coreNsPerFrame: coreNs, coreBytesPerFrame: coreBytes, libraryCore: library, tickPath, gamesPerCoreAt30fps: gamesPerCore, maxGamesMemory: memMax, maxGamesStream: streamMax, maxGamesByLink: streamMaxOf, plan },
+    data: { rows, maxGamesSharded: shardMax, coreNsPerFrame: coreNs, coreBytesPerFrame: coreBytes, libraryCore: library, tickPath, tickPathSnapshots, gamesPerCoreAt30fps: gamesPerCore, maxGamesMemory: memMax, maxGamesStream: streamMax, maxGamesByLink: streamMaxOf, plan },
     seconds: (performance.now() - started) / 1000,
   };
 }

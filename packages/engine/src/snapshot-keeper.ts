@@ -51,7 +51,13 @@ export class SnapshotKeeper {
   private readonly clock: () => number;
   private readonly dirty = new Map<string, Game>();
   /** Games in the batch on its way to the store, and who waits for their snapshot to be there. */
-  private inFlightIds = new Set<string>();
+  private readonly inFlightIds = new Set<string>();
+  /**
+   * Each live game's snapshot message, rewritten in place every round, and the batch array: a
+   * round allocates nothing per game (a store keeps what it needs of a write before it returns).
+   */
+  private readonly messages = new Map<string, SnapshotMessage>();
+  private readonly batch: SnapshotMessage[] = [];
   private readonly waiters = new Map<string, Array<() => void>>();
   private readonly withOrigin = new Set<string>();
   private flushQueued = false;
@@ -113,16 +119,28 @@ export class SnapshotKeeper {
     while (this.inFlight !== undefined) await this.inFlight;
     if (this.dirty.size === 0) return;
     const now = this.clock();
-    const batch: SnapshotMessage[] = [];
-    for (const game of this.dirty.values()) batch.push(snapshotOf(game, this.engine, now));
+    // Reused: the batch before this one has been written (or has failed) by now.
+    const batch = this.batch;
+    batch.length = 0;
+    for (const game of this.dirty.values()) {
+      const message = this.messages.get(game.id);
+      if (message === undefined) {
+        const fresh = snapshotOf(game, this.engine, now);
+        this.messages.set(game.id, fresh);
+        batch.push(fresh);
+      } else {
+        batch.push(fillSnapshot(message, game, now));
+      }
+      this.inFlightIds.add(game.id);
+    }
     this.dirty.clear();
-    this.inFlightIds = new Set(batch.map((b) => b.gameId));
     const write = this.store.writeSnapshots(this.engine, batch).then(
       (lost) => {
         this.batches++;
         this.snapshotsWritten += batch.length - lost.length;
         for (const gameId of lost) {
           this.withOrigin.delete(gameId);
+          this.messages.delete(gameId);
           this.logger?.warn({ event: "game-lost", gameId }, "another engine continues this game; it stops here");
           this.onLost(gameId);
         }
@@ -137,7 +155,7 @@ export class SnapshotKeeper {
       for (const resolve of this.waiters.get(gameId) ?? []) resolve();
       this.waiters.delete(gameId);
     }
-    this.inFlightIds = new Set();
+    this.inFlightIds.clear();
     // Rounds that came while this batch was on its way.
     if (this.dirty.size > 0 && !this.flushQueued) void this.flush();
   }
@@ -145,6 +163,7 @@ export class SnapshotKeeper {
   /** The game ended (or moved away): it is no longer written, and ended games leave the store. */
   forget(gameId: string, ended: boolean): void {
     this.dirty.delete(gameId);
+    this.messages.delete(gameId);
     this.withOrigin.delete(gameId);
     if (ended) this.store.remove([gameId]).catch((err: unknown) => this.failed("remove", err));
   }
@@ -243,23 +262,25 @@ export function originOf(game: Game) {
 
 /** A game's state now, as the store keeps it. */
 export function snapshotOf(game: Game, engine: string, nowMs: number): SnapshotMessage {
+  return fillSnapshot(create(GameSnapshotSchema, { gameId: game.id, engine }), game, nowMs);
+}
+
+/** Writes game `game`'s state now into its snapshot message `message` (its game and engine unchanged). */
+function fillSnapshot(message: SnapshotMessage, game: Game, nowMs: number): SnapshotMessage {
   const s = game.state;
-  return create(GameSnapshotSchema, {
-    gameId: game.id,
-    engine,
-    phase: PHASE_STATE[s.phase],
-    tick: s.tick,
-    birdY: s.birdY,
-    birdVelocity: s.birdVelocity,
-    pipeSpeed: s.pipeSpeed,
-    pipeWindowX: s.pipeWindowX,
-    closestPipe: s.closestPipe,
-    score: s.score,
-    lastInputSeq: game.lastInputSeq,
-    reflectedSeq: game.reflectedSeq,
-    startedAtMs: game.startedAtMs ?? 0,
-    writtenAtMs: nowMs,
-  });
+  message.phase = PHASE_STATE[s.phase];
+  message.tick = s.tick;
+  message.birdY = s.birdY;
+  message.birdVelocity = s.birdVelocity;
+  message.pipeSpeed = s.pipeSpeed;
+  message.pipeWindowX = s.pipeWindowX;
+  message.closestPipe = s.closestPipe;
+  message.score = s.score;
+  message.lastInputSeq = game.lastInputSeq;
+  message.reflectedSeq = game.reflectedSeq;
+  message.startedAtMs = game.startedAtMs ?? 0;
+  message.writtenAtMs = nowMs;
+  return message;
 }
 
 /** The game a stored snapshot describes, ready for `GameTable.adopt`. */

@@ -29,7 +29,11 @@ export class MemorySnapshotStore implements SnapshotStore {
         continue;
       }
       this.owners.set(s.gameId, engine);
-      this.snapshots.set(s.gameId, s);
+      // A copy: a writer may reuse its message for its next snapshot. Copied into the one kept
+      // already (scalar fields only), so a game's snapshots allocate once.
+      const kept = this.snapshots.get(s.gameId);
+      if (kept) Object.assign(kept, s);
+      else this.snapshots.set(s.gameId, { ...s });
     }
     return lost;
   }
@@ -42,7 +46,8 @@ export class MemorySnapshotStore implements SnapshotStore {
     const origin = this.origins.get(gameId);
     const snapshot = this.snapshots.get(gameId);
     if (!origin || !snapshot) return undefined;
-    return { origin, snapshot };
+    // A copy: the kept one changes with the next write.
+    return { origin, snapshot: { ...snapshot } };
   }
 
   async remove(gameIds: readonly string[]): Promise<void> {
