@@ -36,6 +36,17 @@ const FAILURE_LOG_INTERVAL_MS = 5000;
 
 const PHASE_STATE: Record<Phase, PlayState> = { ready: PlayState.READY, playing: PlayState.PLAYING, over: PlayState.OVER };
 
+/** A game of this engine whose origin is in the store. */
+interface KeptGame {
+  game: Game;
+  /** Its snapshot message, made at its first batch and rewritten in place after that. */
+  message: SnapshotMessage | undefined;
+  /** Changed since its snapshot last went into a batch. */
+  dirty: boolean;
+  /** In the batch on its way to the store. */
+  inFlight: boolean;
+}
+
 /**
  * Keeps the snapshot store up to date with this engine's live games: a game's origin once, then
  * its state after every tick, all games ticked in one scheduler round in one batch (written when
@@ -49,17 +60,19 @@ export class SnapshotKeeper {
   private readonly games: GameTable;
   private readonly logger: KeeperLogger | undefined;
   private readonly clock: () => number;
-  private readonly dirty = new Map<string, Game>();
-  /** Games in the batch on its way to the store, and who waits for their snapshot to be there. */
-  private readonly inFlightIds = new Set<string>();
   /**
-   * Each live game's snapshot message, rewritten in place every round, and the batch array: a
+   * This engine's games whose origin is in the store, each with its snapshot message (rewritten in
+   * place every round) and where it stands. The round's lists and batch are reused arrays: a
    * round allocates nothing per game (a store keeps what it needs of a write before it returns).
    */
-  private readonly messages = new Map<string, SnapshotMessage>();
+  private readonly kept = new Map<string, KeptGame>();
+  /** Games changed since their last batch, in the order they changed. */
+  private readonly changedGames: KeptGame[] = [];
+  /** Games in the batch on its way to the store, and their snapshots. */
+  private readonly sending: KeptGame[] = [];
   private readonly batch: SnapshotMessage[] = [];
+  /** Who waits for a game's snapshot to be in the store. */
   private readonly waiters = new Map<string, Array<() => void>>();
-  private readonly withOrigin = new Set<string>();
   private flushQueued = false;
   private inFlight: Promise<void> | undefined;
   private heartbeat: ReturnType<typeof setInterval> | undefined;
@@ -88,10 +101,17 @@ export class SnapshotKeeper {
 
   /** Game `game` ticked (or took an input): its snapshot goes out with this round's batch. */
   changed(game: Game): void {
-    this.dirty.set(game.id, game);
-    if (!this.withOrigin.has(game.id)) {
-      this.withOrigin.add(game.id);
+    let kept = this.kept.get(game.id);
+    if (kept === undefined) {
+      kept = { game, message: undefined, dirty: false, inFlight: false };
+      this.kept.set(game.id, kept);
       this.store.writeOrigin(originOf(game)).catch((err: unknown) => this.failed("origin", err));
+    } else {
+      kept.game = game;
+    }
+    if (!kept.dirty) {
+      kept.dirty = true;
+      this.changedGames.push(kept);
     }
     if (this.flushQueued) return;
     this.flushQueued = true;
@@ -106,7 +126,8 @@ export class SnapshotKeeper {
    * written, or has failed: then the store keeps an older one). At once when none is pending.
    */
   written(gameId: string): Promise<void> {
-    if (!this.dirty.has(gameId) && !this.inFlightIds.has(gameId)) return Promise.resolve();
+    const kept = this.kept.get(gameId);
+    if (kept === undefined || (!kept.dirty && !kept.inFlight)) return Promise.resolve();
     return new Promise((resolve) => {
       const list = this.waiters.get(gameId);
       if (list) list.push(resolve);
@@ -117,30 +138,32 @@ export class SnapshotKeeper {
   /** Writes every changed game's snapshot now, in one batch; resolves when the store has them. */
   async flush(): Promise<void> {
     while (this.inFlight !== undefined) await this.inFlight;
-    if (this.dirty.size === 0) return;
+    if (this.changedGames.length === 0) return;
     const now = this.clock();
     // Reused: the batch before this one has been written (or has failed) by now.
-    const batch = this.batch;
+    const { batch, sending } = this;
     batch.length = 0;
-    for (const game of this.dirty.values()) {
-      const message = this.messages.get(game.id);
-      if (message === undefined) {
-        const fresh = snapshotOf(game, this.engine, now);
-        this.messages.set(game.id, fresh);
-        batch.push(fresh);
-      } else {
-        batch.push(fillSnapshot(message, game, now));
-      }
-      this.inFlightIds.add(game.id);
+    sending.length = 0;
+    for (const kept of this.changedGames) {
+      // Forgotten since it changed.
+      if (!kept.dirty) continue;
+      kept.dirty = false;
+      kept.inFlight = true;
+      if (kept.message === undefined) kept.message = snapshotOf(kept.game, this.engine, now);
+      else fillSnapshot(kept.message, kept.game, now);
+      batch.push(kept.message);
+      sending.push(kept);
     }
-    this.dirty.clear();
+    this.changedGames.length = 0;
+    if (batch.length === 0) return;
     const write = this.store.writeSnapshots(this.engine, batch).then(
       (lost) => {
         this.batches++;
         this.snapshotsWritten += batch.length - lost.length;
         for (const gameId of lost) {
-          this.withOrigin.delete(gameId);
-          this.messages.delete(gameId);
+          const kept = this.kept.get(gameId);
+          if (kept !== undefined) kept.dirty = false;
+          this.kept.delete(gameId);
           this.logger?.warn({ event: "game-lost", gameId }, "another engine continues this game; it stops here");
           this.onLost(gameId);
         }
@@ -150,21 +173,26 @@ export class SnapshotKeeper {
     this.inFlight = write;
     await write;
     this.inFlight = undefined;
-    for (const gameId of this.inFlightIds) {
-      if (this.dirty.has(gameId)) continue;
-      for (const resolve of this.waiters.get(gameId) ?? []) resolve();
+    for (const sent of sending) {
+      sent.inFlight = false;
+      const gameId = sent.game.id;
+      // Changed again: its waiters wait for the next batch.
+      if (this.kept.get(gameId)?.dirty) continue;
+      const list = this.waiters.get(gameId);
+      if (list === undefined) continue;
       this.waiters.delete(gameId);
+      for (const resolve of list) resolve();
     }
-    this.inFlightIds.clear();
+    sending.length = 0;
     // Rounds that came while this batch was on its way.
-    if (this.dirty.size > 0 && !this.flushQueued) void this.flush();
+    if (this.changedGames.length > 0 && !this.flushQueued) void this.flush();
   }
 
   /** The game ended (or moved away): it is no longer written, and ended games leave the store. */
   forget(gameId: string, ended: boolean): void {
-    this.dirty.delete(gameId);
-    this.messages.delete(gameId);
-    this.withOrigin.delete(gameId);
+    const kept = this.kept.get(gameId);
+    if (kept !== undefined) kept.dirty = false;
+    this.kept.delete(gameId);
     if (ended) this.store.remove([gameId]).catch((err: unknown) => this.failed("remove", err));
   }
 
@@ -200,7 +228,8 @@ export class SnapshotKeeper {
     const raced = this.games.get(gameId);
     if (raced) return raced;
     const game = this.games.adopt(gameOf(stored, this.clock()));
-    this.withOrigin.add(gameId);
+    // Its origin is in the store already.
+    this.kept.set(gameId, { game, message: undefined, dirty: false, inFlight: false });
     this.logger?.info({ event: "game-resumed", gameId, tick: game.state.tick, from: stored.snapshot.engine }, "game continued from its snapshot");
     return game;
   }

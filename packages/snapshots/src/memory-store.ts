@@ -1,11 +1,12 @@
-import type { GameOrigin, GameSnapshot } from "@flaplab/contracts/engine/v1/snapshot_pb";
+import { create } from "@bufbuild/protobuf";
+import { type GameOrigin, type GameSnapshot, GameSnapshotSchema } from "@flaplab/contracts/engine/v1/snapshot_pb";
 import type { EngineBeat, SnapshotStore, StoredGame } from "./store.js";
 
 /**
  * A snapshot store in this process: for a deployment with one engine (nothing to start) and for
- * tests. It keeps each message as written: a writer hands it a new message per write (the
- * engine's `snapshotOf`), never its live game, so nothing is encoded (1.3 of 1.9 µs per game and
- * tick, measured) and a read still sees the game as it was at its latest write.
+ * tests. It keeps a copy of each game's latest snapshot, copied field by field into the one it
+ * kept before (no allocation per write, nothing encoded: a writer may reuse its message), and a
+ * read gets a copy of its own, so it still sees the game as it was at its latest write.
  */
 export class MemorySnapshotStore implements SnapshotStore {
   readonly kind = "memory";
@@ -32,8 +33,8 @@ export class MemorySnapshotStore implements SnapshotStore {
       // A copy: a writer may reuse its message for its next snapshot. Copied into the one kept
       // already (scalar fields only), so a game's snapshots allocate once.
       const kept = this.snapshots.get(s.gameId);
-      if (kept) Object.assign(kept, s);
-      else this.snapshots.set(s.gameId, { ...s });
+      if (kept) copySnapshot(kept, s);
+      else this.snapshots.set(s.gameId, copySnapshot(create(GameSnapshotSchema), s));
     }
     return lost;
   }
@@ -47,7 +48,7 @@ export class MemorySnapshotStore implements SnapshotStore {
     const snapshot = this.snapshots.get(gameId);
     if (!origin || !snapshot) return undefined;
     // A copy: the kept one changes with the next write.
-    return { origin, snapshot: { ...snapshot } };
+    return { origin, snapshot: copySnapshot(create(GameSnapshotSchema), snapshot) };
   }
 
   async remove(gameIds: readonly string[]): Promise<void> {
@@ -72,4 +73,23 @@ export class MemorySnapshotStore implements SnapshotStore {
   }
 
   async close(): Promise<void> {}
+}
+
+/** Copies every field of `from` into `into` (all scalars), field by field: no allocation once `into` holds doubles. */
+function copySnapshot(into: GameSnapshot, from: GameSnapshot): GameSnapshot {
+  into.gameId = from.gameId;
+  into.engine = from.engine;
+  into.phase = from.phase;
+  into.tick = from.tick;
+  into.birdY = from.birdY;
+  into.birdVelocity = from.birdVelocity;
+  into.pipeSpeed = from.pipeSpeed;
+  into.pipeWindowX = from.pipeWindowX;
+  into.closestPipe = from.closestPipe;
+  into.score = from.score;
+  into.lastInputSeq = from.lastInputSeq;
+  into.reflectedSeq = from.reflectedSeq;
+  into.startedAtMs = from.startedAtMs;
+  into.writtenAtMs = from.writtenAtMs;
+  return into;
 }

@@ -54,6 +54,26 @@ describe.each(stores)("%s snapshot store", (_kind, open) => {
     await store.close();
   });
 
+  it("keeps what was written, not the writer's message: a writer may reuse it, and a read is the store's at that moment", async () => {
+    const store = await open();
+    await store.writeOrigin(origin("g1"));
+    const message = snapshot("g1", 10);
+    await store.writeSnapshots("engine-1", [message]);
+    // The engine's keeper rewrites its message in place for its next batch.
+    message.tick = 11;
+    message.birdY = 1.5;
+    const first = await store.read("g1");
+    expect(first?.snapshot).toMatchObject({ tick: 10, birdY: 300.25 });
+    await store.writeSnapshots("engine-1", [message]);
+    expect((await store.read("g1"))?.snapshot).toMatchObject({ tick: 11, birdY: 1.5 });
+    // What was read before the second write is unchanged.
+    expect(first?.snapshot).toMatchObject({ tick: 10, birdY: 300.25 });
+    // And changing what was read changes nothing kept.
+    first!.snapshot.tick = 99;
+    expect((await store.read("g1"))?.snapshot.tick).toBe(11);
+    await store.close();
+  });
+
   it("writes a game's snapshots for its owner only: the first writer, or the last to claim it", async () => {
     const store = await open();
     await store.writeOrigin(origin("g1"));
