@@ -1,11 +1,12 @@
 // Child process for section 3b: the real stream server with the engine's game session handler,
 // over WebTransport (HTTP/2 mapping) and over plain WebSocket.
-import { createGameSessionHandler, GameTable } from "@flaplab/engine";
+import { createGameSessionHandler, GameTable, SnapshotKeeper } from "@flaplab/engine";
 import { type EngineShards, type ShardSample, startEngineShards } from "@flaplab/engine-shards";
 import { createStreamAuthorizer, createStreamTicketSigner, createStreamTicketVerifier, loadServiceKeys, type StreamTicketSigner } from "@flaplab/identity";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createDevCertificate, createStreamServer, createWebSocketStreams, type StreamServer, type WebSocketStreams } from "@flaplab/streams";
+import { MemorySnapshotStore } from "@flaplab/snapshots";
 import { pino } from "pino";
 import { findFlapSchedule } from "./autopilot.js";
 import { serveRequests } from "./child.js";
@@ -87,7 +88,9 @@ serveRequests(
         // The components' shared key, as the initiator signs tickets with and the server checks them.
         const serviceKeys = await loadServiceKeys({ dataDir: join(req.keysDir, "identity"), env: {} });
         tickets = createStreamTicketSigner({ privateKey: serviceKeys.privateKey, ttlSeconds: BENCH_TICKET_TTL_S });
-        const handler = createGameSessionHandler({ games, scheduler, music: idleMusic(), score: idleScore(), logger: silentLogger });
+        // As the server runs an engine: every tick's state also goes to the snapshot store (in memory for one engine).
+        const snapshots = new SnapshotKeeper({ store: new MemorySnapshotStore(), engine: "bench", games });
+        const handler = createGameSessionHandler({ games, scheduler, music: idleMusic(), score: idleScore(), logger: silentLogger, snapshots });
         const routes = { [ENGINE_PATH]: { kind: "engine", handler } };
         const authorize = createStreamAuthorizer(createStreamTicketVerifier({ publicKey: serviceKeys.publicKey }));
         const logger = pino({ level: "silent" });
