@@ -273,6 +273,17 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
       }
     }
   }
+  const tickPathRow = (label: string, r: typeof tickPath, note: string): string[] => [
+    label,
+    "1,000",
+    count(r?.frames ?? 0),
+    "", "", "", "", "", "", "",
+    sig(r?.cpuPerFrameUs),
+    r ? ratio(r.cpuPerFrameUs * 1000, coreNs) : "",
+    sig(r?.bytesPerFrame),
+    "", "",
+    note,
+  ];
   return {
     id: "engine",
     title: "3. Engine capacity (concurrent games, 33 ms ticks; lateness in µs)",
@@ -292,28 +303,16 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
           "", "",
           "FrameEncoder.encode + create(GameStreamMessage) + sizeDelimitedEncode, as before FrameWriter",
         ],
-        [
+        tickPathRow(
           "engine tick path (manual clock)",
-          "1,000",
-          count(tickPath?.frames ?? 0),
-          "", "", "", "", "", "", "",
-          sig(tickPath?.cpuPerFrameUs),
-          tickPath ? ratio(tickPath.cpuPerFrameUs * 1000, coreNs) : "",
-          sig(tickPath?.bytesPerFrame),
-          "", "",
+          tickPath,
           "handler + TickScheduler + GameTable on a manual clock in 1 ms rounds, no inputs, no timers: what one tick frame costs in CPU (best of 5 rounds) and heap (frames handed over with sendFrom: the session copies what it keeps)",
-        ],
-        [
+        ),
+        tickPathRow(
           "engine tick path + snapshot keeper (manual clock)",
-          "1,000",
-          count(tickPathSnapshots?.frames ?? 0),
-          "", "", "", "", "", "", "",
-          sig(tickPathSnapshots?.cpuPerFrameUs),
-          tickPathSnapshots ? ratio(tickPathSnapshots.cpuPerFrameUs * 1000, coreNs) : "",
-          sig(tickPathSnapshots?.bytesPerFrame),
-          "", "",
+          tickPathSnapshots,
           "the same with the server's SnapshotKeeper writing every round's ticked games to an in-memory snapshot store (what one engine does; the in-memory steps below run it too)",
-        ],
+        ),
         ...[...rows].sort((a, b) => order[a.transport] - order[b.transport] || linkRank(a) - linkRank(b) || a.games - b.games).map((r) => [
           label(r),
           count(r.games),
