@@ -10,8 +10,6 @@ export interface TlsTerminator {
   readonly upstream: string;
   /** TLS connections accepted so far (each one a full handshake: no session resumption). */
   readonly handshakes: number;
-  /** Connections open now. */
-  readonly open: number;
   close(): Promise<void>;
 }
 
@@ -69,9 +67,6 @@ export async function startTlsTerminator(options: TlsTerminatorOptions): Promise
     upstream: options.upstream,
     get handshakes() {
       return handshakes;
-    },
-    get open() {
-      return [...sockets].filter((s) => "encrypted" in s).length;
     },
     close() {
       for (const s of sockets) s.destroy();
