@@ -1,7 +1,8 @@
 // pnpm bench [--quick] [--only calls,load,engine,frames,browser,overload,ticks]
 // Prints one Markdown table per section under a machine header line, and writes
 // bench/results/latest.json (numbers) and bench/results/latest.md (the tables). With --only, the
-// sections not run keep their previous results there (each says when it was measured).
+// sections not run keep their previous results there (each says when it was measured). --quick
+// writes to bench/results/quick/ instead (not kept in git).
 // pnpm bench --soak [--soak-games 2000] [--soak-minutes 10]: the soak alone (not in CI), written
 // to bench/results/soak.json and soak.md.
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -57,7 +58,8 @@ async function main(): Promise<number> {
     }
   }
   const quick = values.quick;
-  const outDir = values.out ? resolve(process.env["INIT_CWD"] ?? process.cwd(), values.out) : resolve(import.meta.dirname, "../results");
+  // A quick run's tiny counts never replace a full run's results.
+  const outDir = values.out ? resolve(process.env["INIT_CWD"] ?? process.cwd(), values.out) : resolve(import.meta.dirname, quick ? "../results/quick" : "../results");
   const machine = describeMachine();
   const startedAt = new Date();
   const t0 = performance.now();

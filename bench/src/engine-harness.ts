@@ -8,6 +8,7 @@ import { type MusicService, PlayMusicResponseSchema } from "@flaplab/contracts/m
 import { RecordRunResponseSchema, type ScoreService } from "@flaplab/contracts/score/v1/score_pb";
 import {
   createGameSessionHandler,
+  type Game,
   GameTable,
   ManualTickClock,
   type ScheduledTask,
@@ -207,6 +208,33 @@ export interface StepPlan {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The one player every in-memory bench game belongs to. */
+export function benchPlayer(): Principal {
+  return { username: "bench", token: "bench-token", expiresAt: new Date(Date.now() + 3600_000) };
+}
+
+/**
+ * Creates `count` games of `schedule`'s course for `player`, started evenly over `rampMs` (so their
+ * tick phases spread over the period), and hands each to `start`. It yields before every game, so
+ * the games already started keep ticking and reading their inputs meanwhile.
+ */
+export async function rampGames(
+  games: GameTable,
+  schedule: FlapSchedule,
+  player: Principal,
+  count: number,
+  rampMs: number,
+  start: (id: string, game: Game) => void,
+): Promise<void> {
+  const startAt = performance.now();
+  for (let i = 0; i < count; i++) {
+    const wait = startAt + (i * rampMs) / count - performance.now();
+    await (wait > 1 ? sleep(wait) : new Promise((r) => setImmediate(r)));
+    const id = `g${i}`;
+    start(id, games.create({ id, owner: { username: player.username, token: player.token }, course: schedule.course, seed: schedule.seed }));
+  }
+}
+
 /** Runs `plan.games` games on one scheduler in this process and measures the engine's ticks. */
 export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Promise<StepResult> {
   // Every game is the one bench player's: lift the per-player limit.
@@ -217,22 +245,14 @@ export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Pro
   const handler = createGameSessionHandler({ games, scheduler, music: idleMusic(), score: idleScore(), logger: silentLogger, snapshots });
   const stats: SendStats = { frames: 0, frameBytes: 0, acks: 0, ended: 0, endReasons: {} };
   const flaps = new Set(schedule.flapTicks);
-  const principal: Principal = { username: "bench", token: "bench-token", expiresAt: new Date(Date.now() + 3600_000) };
+  const principal = benchPlayer();
   const sessions: MemoryStreamSession[] = [];
-  const startAt = performance.now();
-  for (let i = 0; i < plan.games; i++) {
-    // Start game i at its share of the ramp.
-    const due = startAt + (i * plan.rampMs) / plan.games;
-    const wait = due - performance.now();
-    // Always yield, so the games already started keep ticking and reading their inputs.
-    await (wait > 1 ? sleep(wait) : new Promise((r) => setImmediate(r)));
-    const id = `g${i}`;
-    const game = games.create({ id, owner: { username: principal.username, token: principal.token }, course: schedule.course, seed: schedule.seed });
+  await rampGames(games, schedule, principal, plan.games, plan.rampMs, (id, game) => {
     const { session, start } = flappingSession(id, principal, flaps, () => game.state.tick, stats);
     sessions.push(session);
     handler(session);
     start();
-  }
+  });
   await sleep(plan.settleMs);
   if (plan.profileFile) await startProfile();
   scheduler.resetStats();
@@ -356,7 +376,7 @@ export async function tickPathAllocation(
     viewport: { width: 480, height: 640 },
     pipes: Array.from({ length: 100 }, (_, i) => ({ gapStart: -1e9 - i, gapHeight: 2e9 + i / 3 })),
   };
-  const principal: Principal = { username: "bench", token: "bench-token", expiresAt: new Date(Date.now() + 3600_000) };
+  const principal = benchPlayer();
   const stats: SendStats = { frames: 0, frameBytes: 0, acks: 0, ended: 0, endReasons: {} };
   const none = new Set<number>();
   const sessions: MemoryStreamSession[] = [];

@@ -9,16 +9,7 @@ import {
   type GenerateWorldRequest,
   type WorldGenService,
 } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
-import {
-  createServiceSigner,
-  createSigner,
-  createVerifier,
-  loadOrCreateKeys,
-  loadServiceKeys,
-  type ServiceSigner,
-  type Signer,
-  type Verifier,
-} from "@flaplab/identity";
+import { type LocalIdentity, openLocalIdentity } from "@flaplab/identity";
 import { type NetworkSettings, parseTopology, type Topology } from "@flaplab/runtime";
 import { createWorldGen } from "@flaplab/worldgen";
 import { EASY_SEED } from "./autopilot.js";
@@ -91,26 +82,15 @@ export function clientTopology(port: number, network: NetworkSettings): Topology
   });
 }
 
-export interface BenchKeys {
-  readonly signer: Signer;
-  readonly verifier: Verifier;
-  /** Signs component credentials (a runtime's `serviceSigner`). */
-  readonly serviceSigner: ServiceSigner;
+export interface BenchKeys extends LocalIdentity {
   /** The credential a real GenerateWorld call carries: the initiator's, acting for the player "bench". */
   callerToken(): Promise<string>;
 }
 
 /** The keys in `dir` (created if missing): player and component credentials, and the verifier the runtime checks them with. */
 export async function benchKeys(dir: string): Promise<BenchKeys> {
-  const keys = await loadOrCreateKeys(join(dir, "identity"));
-  const serviceKeys = await loadServiceKeys({ dataDir: join(dir, "identity"), env: {} });
-  const serviceSigner = createServiceSigner({ privateKey: serviceKeys.privateKey });
-  return {
-    signer: createSigner({ privateKey: keys.privateKey }),
-    serviceSigner,
-    verifier: createVerifier({ publicKey: keys.publicKey, serviceKey: serviceKeys.publicKey }),
-    callerToken: async () => serviceSigner.tokenFor("initiator", "bench"),
-  };
+  const identity = await openLocalIdentity(join(dir, "identity"));
+  return { ...identity, callerToken: async () => identity.serviceSigner.tokenFor("initiator", "bench") };
 }
 
 /** Music in its own group at `port`; the engine (and the rest) in group "engine". */

@@ -2,7 +2,6 @@
 // handler over in-memory sessions) with its PlayMusic calls going nowhere (idle), to the music
 // component in this process (direct, the monolith) or to another process (networked).
 import type { Client } from "@connectrpc/connect";
-import type { Principal } from "@flaplab/component";
 import type { MusicService } from "@flaplab/contracts/music/v1/music_pb";
 import { createGameSessionHandler, GameTable } from "@flaplab/engine";
 import { MemoryStreamSession } from "@flaplab/game-stream/testing";
@@ -10,7 +9,7 @@ import { createMusic, createMusicStreams, musicComponent } from "@flaplab/music"
 import { createRuntime, type Runtime } from "@flaplab/runtime";
 import { findFlapSchedule } from "./autopilot.js";
 import { serveRequests } from "./child.js";
-import { clientInput, idleMusic, idleScore, MeasuringScheduler, silentLogger } from "./engine-harness.js";
+import { benchPlayer, clientInput, idleMusic, idleScore, MeasuringScheduler, rampGames, silentLogger } from "./engine-harness.js";
 import { Hist, type Percentiles } from "./hist.js";
 import { startProfile, stopProfile } from "./inspector-profile.js";
 import { benchKeys, inProcessTopology, musicTopology } from "./rpc-fixture.js";
@@ -94,19 +93,13 @@ async function step(req: TickCallsRequest): Promise<TickCallsResult> {
   const scheduler = new MeasuringScheduler();
   const handler = createGameSessionHandler({ games, scheduler, music: timedMusic(music, stats), score: idleScore(), logger: silentLogger });
   const flaps = new Set(schedule.flapTicks);
-  const principal: Principal = { username: "bench", token: "bench-token", expiresAt: new Date(Date.now() + 3600_000) };
+  const principal = benchPlayer();
   const ack = new Hist();
   let frames = 0;
   let acked = 0;
   let ended = 0;
   const sessions: MemoryStreamSession[] = [];
-  const startAt = performance.now();
-  for (let i = 0; i < req.games; i++) {
-    const due = startAt + (i * req.rampMs) / req.games;
-    const wait = due - performance.now();
-    await (wait > 1 ? sleep(wait) : new Promise((r) => setImmediate(r)));
-    const id = `g${i}`;
-    const game = games.create({ id, owner: { username: principal.username, token: principal.token }, course: schedule.course, seed: schedule.seed });
+  await rampGames(games, schedule, principal, req.games, req.rampMs, (id, game) => {
     let seq = 0;
     let lastTick = 0;
     let sentAt = 0;
@@ -138,7 +131,7 @@ async function step(req: TickCallsRequest): Promise<TickCallsResult> {
     sessions.push(session);
     handler(session);
     input();
-  }
+  });
   await sleep(req.settleMs);
   scheduler.resetStats();
   ack.reset();

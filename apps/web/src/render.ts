@@ -175,6 +175,27 @@ function pipeCap(ctx: CanvasRenderingContext2D, x: number, y: number, w: number,
   ctx.strokeRect(x + 1, y + 1, w - 2, h - 2);
 }
 
+/** One ellipse of the bird at (x, y), filled, and outlined at `outlineWidth` when one is given. */
+function bodyPart(
+  ctx: CanvasRenderingContext2D,
+  x: number,
+  y: number,
+  radiusX: number,
+  radiusY: number,
+  rotation: number,
+  fill: string,
+  outlineWidth?: number,
+): void {
+  ctx.beginPath();
+  ctx.ellipse(x, y, radiusX, radiusY, rotation, 0, Math.PI * 2);
+  ctx.fillStyle = fill;
+  ctx.fill();
+  if (outlineWidth === undefined) return;
+  ctx.lineWidth = outlineWidth;
+  ctx.strokeStyle = PALETTE.birdOutline;
+  ctx.stroke();
+}
+
 /** The bird, drawn with paths inside its 34×24 box: body, belly, wing, eye, beak. */
 export function drawBird(ctx: CanvasRenderingContext2D, x: number, y: number, tiltDeg: number, wing: 0 | 1 | 2): void {
   const w = BIRD.width;
@@ -182,38 +203,14 @@ export function drawBird(ctx: CanvasRenderingContext2D, x: number, y: number, ti
   ctx.save();
   ctx.translate(x + w / 2, y + h / 2);
   ctx.rotate((tiltDeg * Math.PI) / 180);
-  // Body.
-  ctx.beginPath();
-  ctx.ellipse(-1, 0, w / 2 - 2, h / 2 - 1, 0, 0, Math.PI * 2);
-  ctx.fillStyle = PALETTE.birdBody;
-  ctx.fill();
-  ctx.lineWidth = 1.2;
-  ctx.strokeStyle = PALETTE.birdOutline;
-  ctx.stroke();
-  // Belly.
-  ctx.beginPath();
-  ctx.ellipse(2, 7, 6, 2.5, 0, 0, Math.PI * 2);
-  ctx.fillStyle = PALETTE.birdBelly;
-  ctx.fill();
+  bodyPart(ctx, -1, 0, w / 2 - 2, h / 2 - 1, 0, PALETTE.birdBody, 1.2);
+  bodyPart(ctx, 2, 7, 6, 2.5, 0, PALETTE.birdBelly);
   // Wing: up, middle or down.
   const wingY = [-4, 1, 4][wing]!;
-  ctx.beginPath();
-  ctx.ellipse(-9, wingY, 5.5, 3.5, wing === 0 ? -0.5 : wing === 2 ? 0.5 : 0, 0, Math.PI * 2);
-  ctx.fillStyle = PALETTE.birdWing;
-  ctx.fill();
-  ctx.lineWidth = 1;
-  ctx.strokeStyle = PALETTE.birdOutline;
-  ctx.stroke();
-  // Eye.
-  ctx.beginPath();
-  ctx.arc(8, -4, 4.5, 0, Math.PI * 2);
-  ctx.fillStyle = PALETTE.birdEyeWhite;
-  ctx.fill();
-  ctx.stroke();
-  ctx.beginPath();
-  ctx.arc(9.5, -4, 2, 0, Math.PI * 2);
-  ctx.fillStyle = PALETTE.birdPupil;
-  ctx.fill();
+  bodyPart(ctx, -9, wingY, 5.5, 3.5, wing === 0 ? -0.5 : wing === 2 ? 0.5 : 0, PALETTE.birdWing, 1);
+  // Eye: white, outlined, and the pupil.
+  bodyPart(ctx, 8, -4, 4.5, 4.5, 0, PALETTE.birdEyeWhite, 1);
+  bodyPart(ctx, 9.5, -4, 2, 2, 0, PALETTE.birdPupil);
   // Beak.
   ctx.beginPath();
   ctx.moveTo(10, 0);

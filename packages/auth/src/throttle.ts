@@ -1,3 +1,4 @@
+import { wholeNumbersFromEnv } from "@flaplab/component";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 
@@ -61,18 +62,7 @@ function minimumOf(key: keyof AuthLimits): number {
 
 /** The limits set in `env` (FLAPLAB_AUTH_*); throws AuthConfigError naming a bad value. */
 export function authLimitsFromEnv(env: NodeJS.ProcessEnv): Partial<AuthLimits> {
-  const out: Partial<Record<keyof AuthLimits, number>> = {};
-  for (const key of Object.keys(AUTH_LIMIT_ENV) as (keyof AuthLimits)[]) {
-    const name = AUTH_LIMIT_ENV[key];
-    const raw = env[name]?.trim();
-    if (raw === undefined || raw === "") continue;
-    const value = Number(raw);
-    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < minimumOf(key)) {
-      throw new AuthConfigError(`${name} must be a whole number ≥ ${minimumOf(key)}, got "${raw}"`);
-    }
-    out[key] = value;
-  }
-  return out;
+  return wholeNumbersFromEnv(env, AUTH_LIMIT_ENV, minimumOf, (message) => new AuthConfigError(message));
 }
 
 /** The defaults with `overrides`; throws AuthConfigError for a value that is not a whole number in range. */

@@ -7,3 +7,4 @@ export type { CallContext } from "./call-context.js";
 export { clientAddressKey, clientAddressOf } from "./client-address.js";
 export { CallSignal, deadlineExceeded } from "./call-signal.js";
 export { UnaryHandlerContext } from "./unary-handler-context.js";
+export { wholeNumbersFromEnv } from "./env-limits.js";

@@ -1,3 +1,4 @@
+import { wholeNumbersFromEnv } from "@flaplab/component";
 import type { GameTableOptions } from "./games.js";
 
 type TableLimit = "maxGames" | "maxGamesPerPlayer" | "unplayedTtlMs" | "sweepIntervalMs";
@@ -14,16 +15,5 @@ const MINIMUM: Readonly<Record<TableLimit, number>> = { maxGames: 1, maxGamesPer
 
 /** The game table options set in `env` (FLAPLAB_ENGINE_*); throws a RangeError naming a bad value. */
 export function gameTableOptionsFromEnv(env: NodeJS.ProcessEnv): Pick<GameTableOptions, TableLimit> {
-  const out: Partial<Record<TableLimit, number>> = {};
-  for (const key of Object.keys(GAME_TABLE_ENV) as TableLimit[]) {
-    const name = GAME_TABLE_ENV[key];
-    const raw = env[name]?.trim();
-    if (raw === undefined || raw === "") continue;
-    const value = Number(raw);
-    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < MINIMUM[key]) {
-      throw new RangeError(`${name} must be a whole number ≥ ${MINIMUM[key]}, got "${raw}"`);
-    }
-    out[key] = value;
-  }
-  return out;
+  return wholeNumbersFromEnv(env, GAME_TABLE_ENV, (key) => MINIMUM[key], (message) => new RangeError(message));
 }

@@ -1,3 +1,4 @@
+import { wholeNumbersFromEnv } from "@flaplab/component";
 /**
  * The host's connection, overload and CORS settings: defaults for local use, each overridable
  * with a FLAPLAB_* environment variable (see the root README).
@@ -80,18 +81,7 @@ export function resolveHostLimits(limits: Partial<HostLimits> = {}): HostLimits 
 
 /** The limits set in `env` (FLAPLAB_FIRST_BYTE_TIMEOUT_MS, …); unset ones are left out. */
 export function hostLimitsFromEnv(env: NodeJS.ProcessEnv): Partial<HostLimits> {
-  const out: Partial<Record<keyof HostLimits, number>> = {};
-  for (const key of Object.keys(HOST_LIMIT_ENV) as (keyof HostLimits)[]) {
-    const name = HOST_LIMIT_ENV[key];
-    const raw = env[name]?.trim();
-    if (raw === undefined || raw === "") continue;
-    const value = Number(raw);
-    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < MINIMUM[key]) {
-      throw new HostConfigError(`${name} must be a whole number ≥ ${MINIMUM[key]}, got "${raw}"`);
-    }
-    out[key] = value;
-  }
-  return out;
+  return wholeNumbersFromEnv(env, HOST_LIMIT_ENV, (key) => MINIMUM[key], (message) => new HostConfigError(message));
 }
 
 /**

@@ -6,7 +6,7 @@ import type { UniversalHandler, UniversalServerRequest } from "@connectrpc/conne
 import { clientAddressKey } from "@flaplab/component";
 import type { Logger } from "pino";
 import { writeError } from "./admission.js";
-import { connectUnaryFormat, isLeanGrpc, serveConnectUnary, serveGrpcUnary, type UnaryImpl } from "./connect-unary.js";
+import { connectUnaryFormat, isLeanGrpc, mediaTypeOf, serveConnectUnary, serveGrpcUnary, type UnaryImpl } from "./connect-unary.js";
 
 type NodeRequest = IncomingMessage | Http2ServerRequest;
 type NodeResponse = ServerResponse | Http2ServerResponse;
@@ -263,8 +263,7 @@ const COMPRESSED = 0x01;
  * methods by Connect-ES itself, with 415.)
  */
 function undecodableMessage(schema: DescMessage, contentType: string, body: Uint8Array): string | undefined {
-  const semi = contentType.indexOf(";");
-  if (!GRPC_BINARY.has((semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase())) return undefined;
+  if (!GRPC_BINARY.has(mediaTypeOf(contentType))) return undefined;
   const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
   for (let at = 0; at + 5 <= body.byteLength; ) {
     const flags = body[at]!;

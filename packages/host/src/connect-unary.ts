@@ -21,15 +21,21 @@ export function connectUnaryFormat(req: NodeRequest): "binary" | "json" | undefi
   if (version !== undefined && version !== "1") return undefined;
   const raw = req.headers["content-type"];
   if (raw === undefined) return undefined;
-  const semi = raw.indexOf(";");
-  const type = (semi < 0 ? raw : raw.slice(0, semi)).trim().toLowerCase();
+  const type = mediaTypeOf(raw);
   if (type === "application/proto") return "binary";
   if (type === "application/json") {
     // Connect accepts JSON in UTF-8 only.
-    if (semi >= 0 && !/charset\s*=\s*"?utf-?8"?/i.test(raw.slice(semi))) return undefined;
+    const params = raw.indexOf(";");
+    if (params >= 0 && !/charset\s*=\s*"?utf-?8"?/i.test(raw.slice(params))) return undefined;
     return "json";
   }
   return undefined;
+}
+
+/** The media type of a Content-Type value: lower-cased, without its parameters. */
+export function mediaTypeOf(contentType: string): string {
+  const semi = contentType.indexOf(";");
+  return (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
 }
 
 const CONTENT_TYPE = { binary: "application/proto", json: "application/json" } as const;
@@ -44,8 +50,7 @@ export function isLeanGrpc(req: NodeRequest, body: Uint8Array): boolean {
   if (encoding !== undefined && encoding !== "identity") return false;
   const raw = req.headers["content-type"];
   if (raw === undefined) return false;
-  const semi = raw.indexOf(";");
-  const type = (semi < 0 ? raw : raw.slice(0, semi)).trim().toLowerCase();
+  const type = mediaTypeOf(raw);
   if (type !== "application/grpc" && type !== "application/grpc+proto") return false;
   return body.byteLength >= 5 && body[0] === 0 && new DataView(body.buffer, body.byteOffset, 5).getUint32(1) === body.byteLength - 5;
 }

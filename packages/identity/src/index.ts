@@ -45,3 +45,5 @@ export type {
   StreamTicketVerifier,
   StreamTicketVerifierOptions,
 } from "./stream-tickets.js";
+export { openLocalIdentity } from "./local.js";
+export type { LocalIdentity } from "./local.js";

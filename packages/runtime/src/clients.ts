@@ -31,8 +31,9 @@ import { parseBearer, type ServiceSigner } from "@flaplab/identity";
 import type { Span, Tracer } from "@opentelemetry/api";
 import type { CallLog, CallMode } from "./call-log.js";
 import { endSpan, injectTrace, startClientSpan } from "./call-tracing.js";
-import { connectH1Call } from "./connect-h1.js";
-import { grpcH2Call } from "./grpc-h2.js";
+import { connectH1Caller } from "./connect-h1.js";
+import { grpcH2Caller } from "./grpc-h2.js";
+import type { LeanCall } from "./lean-call.js";
 import { CALLER_HEADER, DirectContext, inProcessCallKey } from "./direct-context.js";
 import { codeName, gameIdOf } from "./guard.js";
 import type { GroupSpec, NetworkSettings } from "./topology.js";
@@ -327,12 +328,12 @@ export function networkTransport(
   if (net.protocol === "connect" && net.httpVersion !== "2") {
     // The default network setting: Connect over HTTP/1.1, one write per call (connect-h1.ts).
     const h1 = { baseUrl, agent: conn.agent, binary: net.format === "binary", readMaxBytes };
-    return leanTransport(site, (method, message, headers, signal, timeoutMs) => connectH1Call(h1, method, message, headers, signal, timeoutMs));
+    return leanTransport(site, connectH1Caller(h1));
   }
   if (net.protocol === "grpc" && net.format === "binary") {
     // gRPC over HTTP/2 on the group's session, one HEADERS and one DATA frame per call (grpc-h2.ts).
     const h2 = { baseUrl, sessions: conn.h2, readMaxBytes };
-    return leanTransport(site, (method, message, headers, signal, timeoutMs) => grpcH2Call(h2, method, message, headers, signal, timeoutMs));
+    return leanTransport(site, grpcH2Caller(h2));
   }
   const http = net.httpVersion === "2"
     ? { httpVersion: "2" as const, sessionManager: conn.h2 }
@@ -346,15 +347,6 @@ export function networkTransport(
       return createGrpcTransport({ ...common, sessionManager: conn.h2 });
   }
 }
-
-/** One unary call of the runtime's own clients: connect-h1.ts or grpc-h2.ts. */
-type LeanCall = <I extends DescMessage, O extends DescMessage>(
-  method: DescMethodUnary<I, O>,
-  message: MessageShape<I>,
-  headers: Headers,
-  signal: AbortSignal | undefined,
-  timeoutMs: number,
-) => Promise<UnaryResponse<I, O>>;
 
 /** A unary-only transport over one of the runtime's own clients, observed like the others. */
 function leanTransport(site: CallSite, call: LeanCall): Transport {

@@ -14,6 +14,7 @@ import { Code, ConnectError, type UnaryResponse } from "@connectrpc/connect";
 import { codeFromHttpStatus, errorFromJsonBytes, trailerDemux } from "@connectrpc/connect/protocol-connect";
 import type { Agent } from "node:http";
 import { CallOutcome, fromNodeError } from "./call-outcome.js";
+import type { LeanCall } from "./lean-call.js";
 import { UnaryCallResponse } from "./unary-response.js";
 
 export interface ConnectH1Options {
@@ -25,53 +26,49 @@ export interface ConnectH1Options {
 }
 
 /**
- * One Connect unary call over HTTP/1.1 (the default network setting of topologies), written as
- * Connect-ES's client would write it, but as one request with its content length: headers and
+ * Connect unary calls over HTTP/1.1 to one group (the default network setting of topologies), each
+ * written as Connect-ES's client would write it, but as one request with its content length: headers and
  * body leave in one write (Connect-ES's Node client flushes the headers first, so a call costs two
  * writes on the caller and two wake-ups of the callee), and without Connect-ES's per-call linked
  * AbortControllers, async iterables and response header copies. Errors are read as Connect-ES
  * reads them (the JSON error body, or the HTTP status), with the response headers as metadata.
  */
-export function connectH1Call<I extends DescMessage, O extends DescMessage>(
-  opts: ConnectH1Options,
-  method: DescMethodUnary<I, O>,
-  message: MessageShape<I>,
-  header: Headers,
-  signal: AbortSignal | undefined,
-  timeoutMs: number | undefined,
-): Promise<UnaryResponse<I, O>> {
-  const body = opts.binary ? toBinary(method.input, message) : Buffer.from(toJsonString(method.input, message), "utf8");
-  const headers: OutgoingHttpHeaders = {
-    "content-type": opts.binary ? "application/proto" : "application/json",
-    "connect-protocol-version": "1",
-    "content-length": body.byteLength,
-  };
-  if (timeoutMs !== undefined) headers["connect-timeout-ms"] = String(Math.max(0, Math.floor(timeoutMs)));
-  header.forEach((value, key) => {
-    headers[key] = value;
-  });
-  const url = `${opts.baseUrl.replace(/\/$/, "")}/${method.parent.typeName}/${method.name}`;
-  return new Promise<UnaryResponse<I, O>>((resolve, reject) => {
-    const send = url.startsWith("https:") ? httpsRequest : httpRequest;
-    const req = send(url, { method: "POST", headers, agent: opts.agent });
-    const call = new CallOutcome(resolve, reject, signal, () => req.destroy());
-    req.on("error", (err) => call.fail(fromNodeError(err)));
-    req.on("response", (res: IncomingMessage) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on("data", (chunk: Buffer) => {
-        size += chunk.byteLength;
-        if (size > opts.readMaxBytes) {
-          call.fail(new ConnectError(`message size ${size} is larger than configured readMaxBytes ${opts.readMaxBytes}`, Code.ResourceExhausted));
-          return;
-        }
-        chunks.push(chunk);
-      });
-      res.on("error", (err) => call.fail(fromNodeError(err)));
-      res.on("end", () => call.succeed(() => readAnswer(opts.binary, method, res, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))));
+export function connectH1Caller(opts: ConnectH1Options): LeanCall {
+  const base = opts.baseUrl.replace(/\/$/, "");
+  const send = base.startsWith("https:") ? httpsRequest : httpRequest;
+  return (method, message, header, signal, timeoutMs) => {
+    const body = opts.binary ? toBinary(method.input, message) : Buffer.from(toJsonString(method.input, message), "utf8");
+    const headers: OutgoingHttpHeaders = {
+      "content-type": opts.binary ? "application/proto" : "application/json",
+      "connect-protocol-version": "1",
+      "content-length": body.byteLength,
+    };
+    headers["connect-timeout-ms"] = String(Math.max(0, Math.floor(timeoutMs)));
+    header.forEach((value, key) => {
+      headers[key] = value;
     });
-    if (call.start(timeoutMs)) req.end(body);
-  });
+    const url = `${base}/${method.parent.typeName}/${method.name}`;
+    return new Promise((resolve, reject) => {
+      const req = send(url, { method: "POST", headers, agent: opts.agent });
+      const call = new CallOutcome(resolve, reject, signal, () => req.destroy());
+      req.on("error", (err) => call.fail(fromNodeError(err)));
+      req.on("response", (res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on("data", (chunk: Buffer) => {
+          size += chunk.byteLength;
+          if (size > opts.readMaxBytes) {
+            call.fail(new ConnectError(`message size ${size} is larger than configured readMaxBytes ${opts.readMaxBytes}`, Code.ResourceExhausted));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        res.on("error", (err) => call.fail(fromNodeError(err)));
+        res.on("end", () => call.succeed(() => readAnswer(opts.binary, method, res, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))));
+      });
+      if (call.start(timeoutMs)) req.end(body);
+    });
+  };
 }
 
 function readAnswer<I extends DescMessage, O extends DescMessage>(

@@ -4,6 +4,7 @@ import { Code, ConnectError, type UnaryResponse } from "@connectrpc/connect";
 import { codeFromHttpStatus, findTrailerError } from "@connectrpc/connect/protocol-grpc";
 import type { Http2SessionManager } from "@connectrpc/connect-node";
 import { CallOutcome, fromNodeError } from "./call-outcome.js";
+import type { LeanCall } from "./lean-call.js";
 import { UnaryCallResponse } from "./unary-response.js";
 
 export interface GrpcH2Options {
@@ -15,62 +16,57 @@ export interface GrpcH2Options {
 }
 
 /**
- * One gRPC unary call (binary) over HTTP/2, written as Connect-ES's gRPC transport writes it, on
- * the same session manager, but without its per-call linked AbortControllers, deadline signal,
+ * gRPC unary calls (binary) over HTTP/2 to one group, each written as Connect-ES's gRPC transport
+ * writes it, on the same session manager, but without its per-call linked AbortControllers, deadline signal,
  * async-iterable pipeline and header copies: one HEADERS frame and one DATA frame with the message
  * envelope out; the answer's message and `grpc-status` (headers or trailers) read as Connect-ES
  * reads them (`findTrailerError`: message, code, details, metadata).
  */
-export async function grpcH2Call<I extends DescMessage, O extends DescMessage>(
-  opts: GrpcH2Options,
-  method: DescMethodUnary<I, O>,
-  message: MessageShape<I>,
-  header: Headers,
-  signal: AbortSignal | undefined,
-  timeoutMs: number | undefined,
-): Promise<UnaryResponse<I, O>> {
-  const bytes = toBinary(method.input, message);
-  const body = Buffer.allocUnsafe(5 + bytes.byteLength);
-  body[0] = 0;
-  body.writeUInt32BE(bytes.byteLength, 1);
-  body.set(bytes, 5);
-  const headers: OutgoingHttpHeaders = { "content-type": "application/grpc+proto", te: "trailers" };
-  if (timeoutMs !== undefined) headers["grpc-timeout"] = `${Math.max(1, Math.ceil(timeoutMs))}m`;
-  header.forEach((value, key) => {
-    headers[key] = value;
-  });
+export function grpcH2Caller(opts: GrpcH2Options): LeanCall {
   const prefix = new URL(opts.baseUrl).pathname.replace(/\/$/, "");
-  if (signal?.aborted) throw ConnectError.from(signal.reason, Code.Canceled);
-  let stream: Awaited<ReturnType<Http2SessionManager["request"]>>;
-  try {
-    stream = await opts.sessions.request("POST", `${prefix}/${method.parent.typeName}/${method.name}`, headers, {});
-  } catch (err) {
-    throw fromNodeError(err);
-  }
-  return new Promise<UnaryResponse<I, O>>((resolve, reject) => {
-    let responseHeaders: IncomingHttpHeaders | undefined;
-    let trailers: IncomingHttpHeaders | undefined;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const call = new CallOutcome(resolve, reject, signal, () => {
-      if (!stream.closed) stream.close(constants.NGHTTP2_CANCEL);
+  return async (method, message, header, signal, timeoutMs) => {
+    const bytes = toBinary(method.input, message);
+    const body = Buffer.allocUnsafe(5 + bytes.byteLength);
+    body[0] = 0;
+    body.writeUInt32BE(bytes.byteLength, 1);
+    body.set(bytes, 5);
+    const headers: OutgoingHttpHeaders = { "content-type": "application/grpc+proto", te: "trailers" };
+    headers["grpc-timeout"] = `${Math.max(1, Math.ceil(timeoutMs))}m`;
+    header.forEach((value, key) => {
+      headers[key] = value;
     });
-    stream.on("response", (h) => (responseHeaders = h));
-    stream.on("trailers", (t) => (trailers = t));
-    stream.on("data", (chunk: Buffer) => {
-      size += chunk.byteLength;
-      if (size > opts.readMaxBytes + 5) {
-        call.fail(new ConnectError(`message size is larger than configured readMaxBytes ${opts.readMaxBytes}`, Code.ResourceExhausted));
-        return;
-      }
-      chunks.push(chunk);
+    if (signal?.aborted) throw ConnectError.from(signal.reason, Code.Canceled);
+    let stream: Awaited<ReturnType<Http2SessionManager["request"]>>;
+    try {
+      stream = await opts.sessions.request("POST", `${prefix}/${method.parent.typeName}/${method.name}`, headers, {});
+    } catch (err) {
+      throw fromNodeError(err);
+    }
+    return new Promise((resolve, reject) => {
+      let responseHeaders: IncomingHttpHeaders | undefined;
+      let trailers: IncomingHttpHeaders | undefined;
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const call = new CallOutcome(resolve, reject, signal, () => {
+        if (!stream.closed) stream.close(constants.NGHTTP2_CANCEL);
+      });
+      stream.on("response", (h) => (responseHeaders = h));
+      stream.on("trailers", (t) => (trailers = t));
+      stream.on("data", (chunk: Buffer) => {
+        size += chunk.byteLength;
+        if (size > opts.readMaxBytes + 5) {
+          call.fail(new ConnectError(`message size is larger than configured readMaxBytes ${opts.readMaxBytes}`, Code.ResourceExhausted));
+          return;
+        }
+        chunks.push(chunk);
+      });
+      stream.on("error", (err) => call.fail(fromNodeError(err)));
+      stream.on("close", () =>
+        call.succeed(() => readAnswer(method, stream.rstCode, responseHeaders, trailers, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))),
+      );
+      if (call.start(timeoutMs)) stream.end(body);
     });
-    stream.on("error", (err) => call.fail(fromNodeError(err)));
-    stream.on("close", () =>
-      call.succeed(() => readAnswer(method, stream.rstCode, responseHeaders, trailers, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))),
-    );
-    if (call.start(timeoutMs)) stream.end(body);
-  });
+  };
 }
 
 function toHeaders(h: IncomingHttpHeaders | undefined): Headers {

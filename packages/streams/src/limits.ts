@@ -1,3 +1,4 @@
+import { wholeNumbersFromEnv } from "@flaplab/component";
 /** Limits of the stream port. Defaults, then FLAPLAB_STREAM_* environment overrides, then options. */
 export interface StreamLimits {
   /** A connection that has not asked for a session this long after connecting (TLS handshake included) is closed. */
@@ -32,18 +33,7 @@ export class StreamConfigError extends Error {
 
 /** The FLAPLAB_STREAM_* variables that are set; throws StreamConfigError for a value that is not a whole number ≥ its minimum. */
 export function streamLimitsFromEnv(env: NodeJS.ProcessEnv): Partial<StreamLimits> {
-  const out: Partial<Record<keyof StreamLimits, number>> = {};
-  for (const key of Object.keys(STREAM_LIMIT_ENV) as (keyof StreamLimits)[]) {
-    const name = STREAM_LIMIT_ENV[key];
-    const raw = env[name]?.trim();
-    if (raw === undefined || raw === "") continue;
-    const value = Number(raw);
-    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < MINIMUM[key]) {
-      throw new StreamConfigError(`${name} must be a whole number ≥ ${MINIMUM[key]}, got "${raw}"`);
-    }
-    out[key] = value;
-  }
-  return out;
+  return wholeNumbersFromEnv(env, STREAM_LIMIT_ENV, (key) => MINIMUM[key], (message) => new StreamConfigError(message));
 }
 
 /** Defaults overridden by `partial` (undefined fields keep the default). */

@@ -5,15 +5,7 @@ import type { DescService } from "@bufbuild/protobuf";
 import type { Client, ServiceImpl } from "@connectrpc/connect";
 import { COMPONENT_NAMES, type ComponentDefinition, type ComponentName } from "@flaplab/component";
 import { createHost, type Host } from "@flaplab/host";
-import {
-  createServiceSigner,
-  createSigner,
-  createVerifier,
-  loadOrCreateKeys,
-  loadServiceKeys,
-  type ServiceSigner,
-  type Signer,
-} from "@flaplab/identity";
+import { openLocalIdentity, type ServiceSigner, type Signer } from "@flaplab/identity";
 import { createRuntime, parseTopology, type CallRecord, type Runtime, type Topology } from "@flaplab/runtime";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe } from "vitest";
@@ -135,11 +127,7 @@ interface ModeSetup<S extends DescService> {
 
 async function startMode<S extends DescService>(spec: ContractSpec<S>, mode: ContractMode): Promise<ModeSetup<S>> {
   const dataDir = await mkdtemp(join(tmpdir(), `flaplab-${spec.component.name}-${mode}-`));
-  const keys = await loadOrCreateKeys(join(dataDir, "identity"));
-  const signer = createSigner({ privateKey: keys.privateKey });
-  const serviceKeys = await loadServiceKeys({ dataDir: join(dataDir, "identity"), env: {} });
-  const serviceSigner = createServiceSigner({ privateKey: serviceKeys.privateKey });
-  const verifier = createVerifier({ publicKey: keys.publicKey, serviceKey: serviceKeys.publicKey });
+  const { signer, serviceSigner, verifier } = await openLocalIdentity(join(dataDir, "identity"));
   const records: CallRecord[] = [];
   const units = [spec as unknown as ComponentUnderTest, ...(spec.peers ?? [])];
   const topology = await topologyFor(mode, units.map((u) => u.component.name));

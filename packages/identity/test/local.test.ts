@@ -1,0 +1,39 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openLocalIdentity } from "../src/index.js";
+
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "flaplab-local-identity-"));
+});
+
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe("openLocalIdentity", () => {
+  it("signs players' tokens and component credentials that its verifier accepts", async () => {
+    const identity = await openLocalIdentity(dir);
+    const player = await identity.verifier.verify((await identity.signer.sign("alice")).token);
+    expect(player.username).toBe("alice");
+    expect(player.service).toBeUndefined();
+    const component = await identity.verifier.verify(await identity.serviceSigner.tokenFor("engine", "alice"));
+    expect(component).toMatchObject({ username: "alice", service: "engine" });
+  });
+
+  it("reads the same keys when opened again, so another process's verifier accepts the first one's tokens", async () => {
+    const first = await openLocalIdentity(dir);
+    const second = await openLocalIdentity(dir);
+    await expect(second.verifier.verify((await first.signer.sign("bob")).token)).resolves.toMatchObject({ username: "bob" });
+    await expect(second.verifier.verify(await first.serviceSigner.tokenFor("initiator", "bob"))).resolves.toMatchObject({ service: "initiator" });
+  });
+
+  it("does not accept tokens signed with another directory's keys", async () => {
+    const other = await openLocalIdentity(join(dir, "other"));
+    const mine = await openLocalIdentity(dir);
+    await expect(mine.verifier.verify((await other.signer.sign("mallory")).token)).rejects.toThrow(/invalid token: signed by an unknown key/);
+  });
+});
