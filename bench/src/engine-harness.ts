@@ -100,8 +100,10 @@ export function clientInput(seq: number): Uint8Array {
 }
 
 /** Music and score clients that answer at once: the benchmark measures the engine alone. */
+/** A music stand-in that answers every PlayMusic at once, with one shared answer. */
 export function idleMusic(): Client<typeof MusicService> {
-  return { playMusic: () => Promise.resolve(create(PlayMusicResponseSchema, { bytesSent: 0 })) };
+  const answer = Promise.resolve(create(PlayMusicResponseSchema, { bytesSent: 0 }));
+  return { playMusic: () => answer };
 }
 
 export function idleScore(): Client<typeof ScoreService> {

@@ -348,10 +348,9 @@ class GameStream {
   }
 
   /**
-   * Reads the client's bytes as they come: a pump of `then` callbacks rather than a `for await`
-   * loop, because a suspended async function keeps its last chunk and decoded inputs alive while
-   * it waits for the next one (hundreds of ms), and thousands of games' worth of them outlive
-   * every young-generation collection.
+   * Reads the client's bytes as they come, pushed by the session: a game waiting for its player's
+   * next press (often a second or more) holds no pending promise, chunk or decoded input, which
+   * thousands of games' worth would carry past every young-generation collection.
    */
   private read(): void {
     // Inputs are read as (seq, time), with no message object per press (ClientInputReader).
@@ -360,23 +359,16 @@ class GameStream {
       this.onInput(seq, clientTimeMs);
       return !this.closed;
     };
-    const chunks = this.session.incoming[Symbol.asyncIterator]();
-    const failed = (err: unknown): void => {
-      if (this.closed) return;
-      this.config.logger.error({ gameId: this.gameId, err }, "game stream read failed");
-      this.close(CloseCode.Internal, `reading the game stream failed: ${messageOf(err)}`);
-    };
-    const step = (next: IteratorResult<Uint8Array>): void => {
-      if (next.done || this.closed) return;
-      try {
-        this.onChunk(reader, next.value, onInput);
-      } catch (err) {
-        failed(err);
-        return;
-      }
-      if (!this.closed) chunks.next().then(step, failed);
-    };
-    chunks.next().then(step, failed);
+    this.session.read({
+      onChunk: (chunk) => {
+        if (!this.closed) this.onChunk(reader, chunk, onInput);
+      },
+      onEnd: (err) => {
+        if (err === undefined || this.closed) return;
+        this.config.logger.error({ gameId: this.gameId, err }, "game stream read failed");
+        this.close(CloseCode.Internal, `reading the game stream failed: ${messageOf(err)}`);
+      },
+    });
   }
 
   private onChunk(reader: ClientInputReader, chunk: Uint8Array, onInput: (seq: number, clientTimeMs: number) => boolean): void {

@@ -1,5 +1,7 @@
 export { CloseCode } from "./close-codes.js";
 export type { SessionEnd, SessionHandler, StreamSession } from "./session.js";
+export { ChunkInbox, chunksOf } from "./inbox.js";
+export type { ChunkReader } from "./inbox.js";
 export { DelimitedDecoder, encodeDelimited, StreamProtocolError, DEFAULT_MAX_MESSAGE_BYTES } from "./delimited.js";
 export { ClientInputReader } from "./input-reader.js";
 export { FrameEncoder, FrameDecoder, FrameDecodeError, FrameWriter } from "./frames.js";

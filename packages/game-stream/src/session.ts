@@ -1,4 +1,5 @@
 import type { Principal } from "@flaplab/component";
+import type { ChunkReader } from "./inbox.js";
 
 /** How a stream session ended. */
 export interface SessionEnd {
@@ -17,8 +18,13 @@ export interface StreamSession {
   readonly principal: Principal;
   /** "engine" or "music": which stream this is. */
   readonly kind: string;
-  /** Bytes from the client, as they arrive (not yet split into messages). Ends when the client stops. */
-  readonly incoming: AsyncIterable<Uint8Array>;
+  /**
+   * Starts reading the client's bytes: `reader.onChunk` gets each chunk as it arrives (not yet
+   * split into messages), in the transport's own callback; `reader.onEnd` comes once, last, when
+   * the client stops or the session closes. A session has one reader (`chunksOf(session)` makes
+   * it an async iterable).
+   */
+  read(reader: ChunkReader): void;
   /**
    * Queues bytes to the client; the transport keeps `bytes`, so they must not change afterwards.
    * Returns false when the session is already closed; never throws.

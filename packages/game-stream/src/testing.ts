@@ -2,6 +2,7 @@
 import { create, type DescMessage, type MessageInitShape, type MessageShape } from "@bufbuild/protobuf";
 import type { Principal } from "@flaplab/component";
 import { DEFAULT_MAX_MESSAGE_BYTES, DelimitedDecoder, encodeDelimited } from "./delimited.js";
+import { ChunkInbox, type ChunkReader } from "./inbox.js";
 import type { SessionEnd, StreamSession } from "./session.js";
 
 export interface MemorySessionOptions {
@@ -47,17 +48,18 @@ export class MemoryStreamSession implements StreamSession {
   /** What the transport would report as queued and unsent. Set it to play a client that does not read. */
   bufferedBytes = 0;
   readonly closed: Promise<SessionEnd>;
-  /** Client bytes in the order pushed; ends after `endInput`, `leave` or `close`. Read it once. */
-  readonly incoming: AsyncIterable<Uint8Array>;
   private readonly sentChunks: Uint8Array[] = [];
   private readonly sentTimes: number[] = [];
   private readonly keepSent: boolean;
   private readonly onSend: ((source: Uint8Array, start: number, end: number) => void) | undefined;
   private ended: SessionEnd | undefined;
   private resolveClosed!: (end: SessionEnd) => void;
-  private readonly queue: Uint8Array[] = [];
-  private waiting: ((r: IteratorResult<Uint8Array>) => void) | undefined;
-  private inputEnded = false;
+  /** Client bytes in the order pushed; they end after `endInput`, `leave` or `close`. */
+  private readonly inbox = new ChunkInbox();
+  /** Pushed and not yet delivered: a push reaches the handler in a microtask, as bytes from a network would, never inside the call that made it. */
+  private readonly pushed: Uint8Array[] = [];
+  private inputEnding = false;
+  private deliveryQueued = false;
 
   constructor(options: MemorySessionOptions) {
     this.gameId = options.gameId;
@@ -66,16 +68,10 @@ export class MemoryStreamSession implements StreamSession {
     this.keepSent = options.keepSent ?? true;
     this.onSend = options.onSend;
     this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
-    this.incoming = {
-      [Symbol.asyncIterator]: () => ({
-        next: () => {
-          const chunk = this.queue.shift();
-          if (chunk) return Promise.resolve({ value: chunk, done: false });
-          if (this.inputEnded) return Promise.resolve({ value: undefined, done: true });
-          return new Promise<IteratorResult<Uint8Array>>((resolve) => (this.waiting = resolve));
-        },
-      }),
-    };
+  }
+
+  read(reader: ChunkReader): void {
+    this.inbox.read(reader);
   }
 
   /** Every chunk sent, in order (empty with `keepSent: false`). */
@@ -99,11 +95,9 @@ export class MemoryStreamSession implements StreamSession {
 
   /** Client → server bytes. Throws once the client's input has ended (or the session closed). */
   push(bytes: Uint8Array): void {
-    if (this.inputEnded) throw new Error("the session's input has ended");
-    const waiting = this.waiting;
-    this.waiting = undefined;
-    if (waiting) waiting({ value: bytes, done: false });
-    else this.queue.push(bytes);
+    if (this.inputEnding) throw new Error("the session's input has ended");
+    this.pushed.push(bytes);
+    this.queueDelivery();
   }
 
   /** Pushes one size-delimited message, as the client writes it. */
@@ -113,10 +107,9 @@ export class MemoryStreamSession implements StreamSession {
 
   /** The client closes its sending side; the session stays open. */
   endInput(): void {
-    this.inputEnded = true;
-    const waiting = this.waiting;
-    this.waiting = undefined;
-    waiting?.({ value: undefined, done: true });
+    if (this.inputEnding) return;
+    this.inputEnding = true;
+    this.queueDelivery();
   }
 
   /** The client goes away: the session ends `by: "client"`. */
@@ -155,6 +148,18 @@ export class MemoryStreamSession implements StreamSession {
     const decoder = new DelimitedDecoder(schema, maxBytes);
     return this.sentChunks.flatMap((chunk) => decoder.push(chunk));
   }
+
+  private queueDelivery(): void {
+    if (this.deliveryQueued) return;
+    this.deliveryQueued = true;
+    queueMicrotask(this.deliver);
+  }
+
+  private readonly deliver = (): void => {
+    this.deliveryQueued = false;
+    for (let chunk = this.pushed.shift(); chunk !== undefined; chunk = this.pushed.shift()) this.inbox.deliver(chunk);
+    if (this.inputEnding) this.inbox.end();
+  };
 
   private finish(end: SessionEnd): void {
     if (this.ended) return;

@@ -3,7 +3,7 @@ import type { Principal } from "@flaplab/component";
 import { ClientInputSchema } from "@flaplab/contracts/engine/v1/stream_pb";
 import { Sound, SoundClipSchema } from "@flaplab/contracts/music/v1/music_pb";
 import { describe, expect, it } from "vitest";
-import { CloseCode, DelimitedDecoder, StreamProtocolError, type StreamSession, encodeDelimited } from "../src/index.js";
+import { chunksOf, CloseCode, DelimitedDecoder, StreamProtocolError, type StreamSession, encodeDelimited } from "../src/index.js";
 import { MemoryStreamSession } from "../src/testing.js";
 
 const alice: Principal = { username: "alice", token: "token-a", expiresAt: new Date(Date.UTC(2030, 0, 1)) };
@@ -12,11 +12,11 @@ function clip(sound: Sound, tick = 0) {
   return create(SoundClipSchema, { sound, tick, mediaType: "audio/wav", audio: new Uint8Array([1, 2, 3]) });
 }
 
-/** Reads `session.incoming` to its end in the background. */
+/** Reads the session's client bytes to their end in the background. */
 function drain(session: StreamSession): { chunks: Uint8Array[]; done: Promise<void> } {
   const chunks: Uint8Array[] = [];
   const done = (async () => {
-    for await (const chunk of session.incoming) chunks.push(chunk);
+    for await (const chunk of chunksOf(session)) chunks.push(chunk);
   })();
   return { chunks, done };
 }

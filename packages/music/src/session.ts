@@ -52,16 +52,10 @@ export function createMusicSessionHandler(deps: MusicSessionDeps): SessionHandle
     });
     void session.closed.then(() => handle.close());
 
-    void (async () => {
-      try {
-        for await (const chunk of session.incoming) {
-          if (chunk.length === 0) continue;
-          session.close(CloseCode.Malformed, "the music stream is receive-only");
-          return;
-        }
-      } catch {
-        // A broken read side: the session's `closed` ends the stream.
-      }
-    })();
+    session.read({
+      onChunk: (chunk) => {
+        if (chunk.length > 0) session.close(CloseCode.Malformed, "the music stream is receive-only");
+      },
+    });
   };
 }

@@ -4,7 +4,7 @@ import type { TLSSocket } from "node:tls";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Principal } from "@flaplab/component";
 import type { TokenVerifier } from "@flaplab/identity";
-import { CloseCode, type SessionEnd, type StreamSession } from "@flaplab/game-stream";
+import { ChunkInbox, CloseCode, type SessionEnd, type StreamSession } from "@flaplab/game-stream";
 import type { Logger } from "pino";
 import type { StreamCertificate } from "./certificate.js";
 import { admitSessionRequest, type LiveSession, runHandler, type StreamAuthorizer, type StreamRoute, type StreamRoutes, startIdleSweep } from "./admission.js";
@@ -232,16 +232,20 @@ function adapt(wt: WtSession, bidi: WtBidiStream, kind: string, gameId: string, 
   let ended: SessionEnd | undefined;
   let resolveClosed!: (end: SessionEnd) => void;
   const closed = new Promise<SessionEnd>((r) => (resolveClosed = r));
+  const inbox = new ChunkInbox();
   const finish = (end: SessionEnd): void => {
     if (ended) return;
     ended = end;
     resolveClosed(end);
+    inbox.end();
   };
   wt.closed.then(
     (info) => finish({ code: info?.closeCode ?? 0, reason: info?.reason ?? "", by: "client" }),
     (err: unknown) => finish({ code: CloseCode.Internal, reason: String((err as Error)?.message ?? err), by: "transport" }),
   );
-  async function* incoming(): AsyncIterable<Uint8Array> {
+  let reading = false;
+  // Read once the handler reads: each chunk to the inbox, then its end.
+  const pump = async (): Promise<void> => {
     const reader = bidi.readable.getReader();
     try {
       for (;;) {
@@ -249,20 +253,26 @@ function adapt(wt: WtSession, bidi: WtBidiStream, kind: string, gameId: string, 
         if (done || ended) return;
         if (value && value.byteLength > 0) {
           entry.lastActivity = performance.now();
-          yield value;
+          inbox.deliver(value);
         }
       }
     } catch {
-      return; // the transport broke; `closed` says how
+      // The transport broke; `closed` says how.
     } finally {
       reader.releaseLock();
+      inbox.end();
     }
-  }
+  };
   const session: StreamSession = {
     gameId,
     principal,
     kind,
-    incoming: incoming(),
+    read(reader) {
+      inbox.read(reader);
+      if (reading) return;
+      reading = true;
+      void pump();
+    },
     send(bytes) {
       if (ended) return false;
       buffered += bytes.byteLength;

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { Principal } from "@flaplab/component";
-import { CloseCode, type SessionEnd, type StreamSession } from "@flaplab/game-stream";
+import { ChunkInbox, CloseCode, type SessionEnd, type StreamSession } from "@flaplab/game-stream";
 import type { Logger } from "pino";
 import { type WebSocket, WebSocketServer } from "ws";
 import { admitSessionRequest, type LiveSession, runHandler, type StreamAuthorizer, type StreamRoute, type StreamRoutes, startIdleSweep } from "./admission.js";
@@ -180,15 +180,12 @@ function adapt(ws: WebSocket, socket: Socket, kind: string, gameId: string, prin
   let ended: SessionEnd | undefined;
   let resolveClosed!: (end: SessionEnd) => void;
   const closed = new Promise<SessionEnd>((r) => (resolveClosed = r));
-  const queue: Uint8Array[] = [];
-  let waiting: ((r: IteratorResult<Uint8Array>) => void) | undefined;
+  const inbox = new ChunkInbox();
   const finish = (end: SessionEnd): void => {
     if (ended) return;
     ended = end;
     resolveClosed(end);
-    const w = waiting;
-    waiting = undefined;
-    w?.({ value: undefined, done: true });
+    inbox.end();
   };
   ws.on("message", (data, isBinary) => {
     if (ended) return;
@@ -198,11 +195,7 @@ function adapt(ws: WebSocket, socket: Socket, kind: string, gameId: string, prin
       return;
     }
     const bytes = data as Buffer;
-    if (bytes.length === 0) return;
-    const w = waiting;
-    waiting = undefined;
-    if (w) w({ value: bytes, done: false });
-    else queue.push(bytes);
+    if (bytes.length > 0) inbox.deliver(bytes);
   });
   ws.on("close", (code, reason) => finish({ code: sessionCloseCode(code), reason: reason.toString("utf8"), by: "client" }));
   ws.on("error", (err) => {
@@ -210,16 +203,6 @@ function adapt(ws: WebSocket, socket: Socket, kind: string, gameId: string, prin
     logger.info({ event: "stream-websocket-error", kind, gameId, err: err.message }, "websocket session error");
     finish({ code: CloseCode.Malformed, reason: err.message, by: "transport" });
   });
-  const incoming: AsyncIterable<Uint8Array> = {
-    [Symbol.asyncIterator]: () => ({
-      next: () => {
-        const chunk = queue.shift();
-        if (chunk) return Promise.resolve({ value: chunk, done: false });
-        if (ended) return Promise.resolve({ value: undefined, done: true });
-        return new Promise<IteratorResult<Uint8Array>>((resolve) => (waiting = resolve));
-      },
-    }),
-  };
   const writeFrame = (source: Uint8Array, start: number, end: number): boolean => {
     if (ended || socket.destroyed || !socket.writable) return false;
     const length = end - start;
@@ -245,7 +228,7 @@ function adapt(ws: WebSocket, socket: Socket, kind: string, gameId: string, prin
     gameId,
     principal,
     kind,
-    incoming,
+    read: (reader) => inbox.read(reader),
     send: (bytes) => writeFrame(bytes, 0, bytes.length),
     sendFrom: writeFrame,
     get bufferedBytes() {

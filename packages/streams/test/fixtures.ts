@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createSigner, createVerifier, loadOrCreateKeys } from "@flaplab/identity";
-import { CloseCode, type StreamSession } from "@flaplab/game-stream";
+import { chunksOf, CloseCode, type StreamSession } from "@flaplab/game-stream";
 import { type StreamAuthorizer, type StreamRoute, tokenAuthorizer } from "../src/index.js";
 
 /** A player's token, the authorizer that accepts it, and the folder of the keys behind both. */
@@ -29,7 +29,7 @@ export function echoRoute(sessions: StreamSession[], how: "send" | "sendFrom" = 
       sessions.push(session);
       void (async () => {
         const reused = new Uint8Array(64);
-        for await (const chunk of session.incoming) {
+        for await (const chunk of chunksOf(session)) {
           const text = new TextDecoder().decode(chunk);
           if (text === "bye") return session.close(4042, "asked to leave");
           if (text === "over") return session.close(CloseCode.Normal, "game over");

@@ -5,6 +5,7 @@ import { connect as h2connect, type ClientHttp2Session } from "node:http2";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { chunksOf } from "@flaplab/game-stream";
 import { openRawTls, type RawTlsConnection } from "@flaplab/testkit";
 import { createSigner, createVerifier, loadOrCreateKeys } from "@flaplab/identity";
 import { pino } from "pino";
@@ -31,7 +32,7 @@ beforeAll(async () => {
         kind: "echo",
         handler: (session) => {
           void (async () => {
-            for await (const chunk of session.incoming) session.send(chunk);
+            for await (const chunk of chunksOf(session)) session.send(chunk);
           })();
         },
       },
