@@ -50,6 +50,21 @@ describe("MemoryStreamSession", () => {
     ]);
   });
 
+  it("hands a push made inside onSend to the reader after the send has returned, as a network would", async () => {
+    const order: string[] = [];
+    const session = new MemoryStreamSession({
+      gameId: "g1",
+      principal: alice,
+      keepSent: false,
+      onSend: () => session.push(new Uint8Array([9])),
+    });
+    session.read({ onChunk: (chunk) => order.push(`read ${chunk[0]}`) });
+    session.send(new Uint8Array([1]));
+    order.push("send returned");
+    await Promise.resolve();
+    expect(order).toEqual(["send returned", "read 9"]);
+  });
+
   it("keeps what was sent, when, and decodes it however it was chunked", () => {
     const session = new MemoryStreamSession({ gameId: "g1", principal: alice, kind: "music" });
     const bytes = [clip(Sound.FLAP, 1), clip(Sound.DIE, 2)].map((c) => encodeDelimited(SoundClipSchema, c));
