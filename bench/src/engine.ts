@@ -23,9 +23,16 @@ export const CPU_GOAL_US = 4;
 /** Goal: no GC pause longer than this (ms) at `GC_GOAL_GAMES` games in memory. */
 export const GC_GOAL_MS = 1;
 export const GC_GOAL_GAMES = 2000;
+/** The Node options of the GC goal's runs with a small young generation. */
+const SMALL_YOUNG_GENERATION = ["--max-semi-space-size=1"];
+/** Rounds of the GC goal's runs (each: V8's default young generation, then a small one). */
+const GC_ROUNDS = 2;
 
 export interface EngineRow {
-  readonly transport: "floor" | "memory" | "sharded" | "stream";
+  /** "gc-default" / "gc-small-young": the GC goal's runs in fresh processes, with V8's default young generation or a 1 MiB one. */
+  readonly transport: "floor" | "memory" | "gc-default" | "gc-small-young" | "sharded" | "stream";
+  /** Which round of the GC goal's runs. */
+  readonly round?: number;
   readonly games: number;
   readonly lateness: Percentiles;
   readonly ticks: number;
@@ -147,12 +154,6 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
       );
       return pass;
     });
-    // The GC goal is judged at GC_GOAL_GAMES games even when stepping stopped before it.
-    if (!opts.quick && !rows.some((r) => r.transport === "memory" && r.games === GC_GOAL_GAMES)) {
-      const r = await engine.request<StepResult>({ type: "step", games: GC_GOAL_GAMES, rampMs: plan.rampMs, settleMs: plan.settleMs, measureMs: plan.measureMs }, 120_000);
-      rows.push({ transport: "memory", games: GC_GOAL_GAMES, lateness: r.lateness, ticks: r.ticks, skipped: r.skipped, lost: r.ended, cpuPerFrameUs: r.cpuPerFrameUs, pass: (r.lateness.p99 ?? Infinity) <= LATENESS_LIMIT_US, note: "run for the GC goal", gc: r.gc, longestBurstMs: r.longestBurstMs, backToBack: r.backToBack, allocBytesPerFrame: r.allocBytesPerFrame });
-      opts.log(`  engine memory ${GC_GOAL_GAMES} games (GC goal): p99 ${sig(r.lateness.p99)} µs, GC max ${sig(r.gc.maxMs)} ms`);
-    }
     // (a') The same, the games split over one worker-thread shard per core.
     const shards = Math.max(2, availableParallelism());
     await stepGames(plan.sharded, plan.shardedBelow, async (games) => {
@@ -168,6 +169,24 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
     });
   } finally {
     await engine.stop();
+  }
+
+  // (a'') The GC goal: GC_GOAL_GAMES games, each time in a fresh process (no heap left from
+  // earlier steps), with V8's default young generation (as the server runs) and with a small
+  // one, alternately, GC_ROUNDS times: this machine's noise shows in the rounds.
+  if (!opts.quick) {
+    for (let round = 1; round <= GC_ROUNDS; round++) {
+      for (const transport of ["gc-default", "gc-small-young"] as const) {
+        const child = await startChild("engine-child.ts", ["--expose-gc", ...(transport === "gc-small-young" ? SMALL_YOUNG_GENERATION : [])]);
+        try {
+          const r = await child.request<StepResult>({ type: "step", games: GC_GOAL_GAMES, rampMs: plan.rampMs, settleMs: plan.settleMs, measureMs: plan.measureMs }, 120_000);
+          rows.push({ transport, games: GC_GOAL_GAMES, lateness: r.lateness, ticks: r.ticks, skipped: r.skipped, lost: r.ended, cpuPerFrameUs: r.cpuPerFrameUs, pass: (r.lateness.p99 ?? Infinity) <= LATENESS_LIMIT_US, note: `round ${round}`, gc: r.gc, longestBurstMs: r.longestBurstMs, backToBack: r.backToBack, allocBytesPerFrame: r.allocBytesPerFrame, round });
+          opts.log(`  engine memory ${GC_GOAL_GAMES} games, fresh process, ${transport}, round ${round}: p99 ${sig(r.lateness.p99)} µs, ${sig(r.cpuPerFrameUs)} µs CPU/frame, GC ${r.gc.count} pauses, total ${sig(r.gc.totalMs)} ms, max ${sig(r.gc.maxMs)} ms`);
+        } finally {
+          await child.stop();
+        }
+      }
+    }
   }
 
   // (b) Over the stream server, clients in another process: each link in turn, stepping up, after
@@ -237,7 +256,11 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   const linkText = variants.map((v) => `${v} ${streamMaxOf[v] === 0 ? `< ${Math.min(...plan.stream, ...plan.streamBelow)}` : count(streamMaxOf[v]!)}`).join(", ");
   const gamesPerCore = 1e9 / coreNs / (1000 / 33);
   const memRow = rows.find((r) => r.transport === "memory" && r.games === memMax) ?? rows.find((r) => r.transport === "memory");
-  const gcRow = rows.find((r) => r.transport === "memory" && r.games === GC_GOAL_GAMES);
+  // The GC goal: the longest pause over the fresh-process runs with V8's default young generation.
+  const gcRuns = rows.filter((r) => r.transport === "gc-default" && r.gc);
+  const gcMax = gcRuns.length > 0 ? Math.max(...gcRuns.map((r) => r.gc?.maxMs ?? 0)) : undefined;
+  const small = rows.filter((r) => r.transport === "gc-small-young" && r.gc);
+  const smallMax = small.length > 0 ? Math.max(...small.map((r) => r.gc?.maxMs ?? 0)) : undefined;
   const cpuText = memRow?.cpuPerFrameUs != null ? `${sig(memRow.cpuPerFrameUs)} µs at ${count(memRow.games)} games` : "n/a";
   const goals: GoalResult[] = [
     { section: "3a", goal: `≥ ${count(MEMORY_GOAL)} games in memory with p99 lateness ≤ 2 ms`, measured: `${memText} (one thread); ${shardText} (one shard per core)`, met: Math.max(memMax, shardMax) >= MEMORY_GOAL },
@@ -250,15 +273,19 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
     {
       section: "3a",
       goal: `no GC pause > ${GC_GOAL_MS} ms at ${count(GC_GOAL_GAMES)} games in memory`,
-      measured: gcRow?.gc ? `max ${sig(gcRow.gc.maxMs ?? 0)} ms (${gcRow.gc.count} pauses)` : "not run",
-      met: gcRow?.gc ? (gcRow.gc.maxMs ?? 0) <= GC_GOAL_MS : null,
+      measured:
+        gcMax === undefined
+          ? "not run"
+          : `max ${sig(gcMax)} ms over ${gcRuns.length} runs (${gcRuns.map((r) => r.gc?.count ?? 0).join(", ")} pauses)` +
+            (smallMax === undefined ? "" : `; with a 1 MiB young generation ${sig(smallMax)} ms (${small.map((r) => r.gc?.count ?? 0).join(", ")} pauses)`),
+      met: gcMax === undefined ? null : gcMax <= GC_GOAL_MS,
     },
     { section: "3b", goal: `≥ ${STREAM_GOAL} games over a real stream link with p99 lateness ≤ 2 ms`, measured: `${streamText}; ${linkText}`, met: streamMax >= STREAM_GOAL },
   ];
-  const order = { floor: 0, memory: 1, sharded: 2, stream: 3 } as const;
+  const order = { floor: 0, memory: 1, "gc-default": 2, "gc-small-young": 2, sharded: 3, stream: 4 } as const;
   const linkRank = (r: EngineRow): number => (r.variant ? variants.indexOf(r.variant) : -1);
   const label = (r: EngineRow): string =>
-    r.transport === "stream" ? `stream server → clients, ${r.variant}` : { floor: "timer floor (100 idle tasks)", memory: "in memory", sharded: "in memory, sharded" }[r.transport];
+    r.transport === "stream" ? `stream server → clients, ${r.variant}` : { floor: "timer floor (100 idle tasks)", memory: "in memory", "gc-default": "in memory, fresh process", "gc-small-young": "in memory, fresh process, 1 MiB young generation", sharded: "in memory, sharded" }[r.transport];
   const floorP99 = rows[0]!.lateness.p99;
   // The link table: each link at 1 game, 100 games and the most it held with p99 ≤ 2 ms.
   const linkRows: string[][] = [];
@@ -313,7 +340,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
           tickPathSnapshots,
           "the same with the server's SnapshotKeeper writing every round's ticked games to an in-memory snapshot store (what one engine does; the in-memory steps below run it too)",
         ),
-        ...[...rows].sort((a, b) => order[a.transport] - order[b.transport] || linkRank(a) - linkRank(b) || a.games - b.games).map((r) => [
+        ...[...rows].sort((a, b) => order[a.transport] - order[b.transport] || (a.round ?? 0) - (b.round ?? 0) || linkRank(a) - linkRank(b) || a.games - b.games).map((r) => [
           label(r),
           count(r.games),
           count(r.ticks),
@@ -343,6 +370,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
       `Each step starts its games evenly over ${plan.rampMs / 1000} s (so their tick phases spread over the period), waits ${plan.settleMs / 1000} s, then measures ${plan.measureMs / 1000} s. Stepping up stops at the first step over 2 ms; when the first step already fails, smaller counts are tried.`,
       `Games play the easy seed with a flap schedule planned on the physics (survives ≥ 60 s); a client flaps when the frame before the flap's tick arrives. "Lost" = games that ended during the step (a flap arrived a tick late, or a session was closed). "Back-to-back" = a game ticked twice in one scheduler timer callback, so an input sent between those ticks could not be applied in time.`,
       `In memory: the engine's game session handler, TickScheduler, GameTable, FrameEncoder and SnapshotKeeper (an in-memory snapshot store, as a server with one engine runs it) in one process, with in-memory sessions; CPU µs/frame = process CPU ÷ tick frames. Over streams: the real stream server in one process with the same handler and keeper, serving WebTransport (HTTP/2 mapping, the library's Node clients) and plain WebSocket (on an HTTP/1.1 port as the server's RPC port serves it, \`ws\` clients); the clients in another process; CPU is the server process's. "websocket, N shards": the same with the games handed to N engine shard processes (\`@flaplab/engine-shards\`, as FLAPLAB_ENGINE_SHARDS=N does), lateness the worst shard's, CPU the group's process plus its shards.`,
+      `GC goal: ${count(GC_GOAL_GAMES)} games in memory, each run in a fresh process (no heap left from the steps before), ${GC_ROUNDS} rounds; "in memory, fresh process" has V8's default young generation, as the server runs (it grows to 16 MiB on Node 20); "1 MiB young generation" is started with ${SMALL_YOUNG_GENERATION.join(" ")}: shorter scavenges, many more of them. The goal is judged on the default's rounds (their longest pause).`,
       `Allocation: JS heap bytes allocated ÷ tick frames, from V8's GC statistics (heap used at the end − at the start + what each collection freed, \`v8.GCProfiler\`); in memory it includes the bench client's input messages (one per ≈ 30 frames). GC max: the longest collection pause in the measurement (perf_hooks "gc" entries). Goals: ≤ ${CPU_GOAL_US} µs CPU/frame at the most games in memory that kept p99 ≤ 2 ms; no GC pause > ${GC_GOAL_MS} ms at ${count(GC_GOAL_GAMES)} games.`,
       `Core work = a physics tick + delta frame + size-delimited message in a tight loop, measured in this run (best of 3 rounds); the timer floor is 100 tasks that do nothing, on the same scheduler (what its 1 ms timers and this machine alone give). Go figures are quoted references, not measured here.`,
     ],
