@@ -1,5 +1,4 @@
 import {
-  createHash,
   createPrivateKey,
   createPublicKey,
   generateKeyPairSync,
@@ -10,6 +9,7 @@ import {
 import { constants as fsConstants } from "node:fs";
 import { link, mkdir, open, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { calculateJwkThumbprint } from "jose";
 
 /** A public key only: enough to verify tokens. */
 export interface PublicKeyMaterial {
@@ -77,24 +77,25 @@ export function toPublicKeyObject(input: KeyInput): KeyObject {
   return key;
 }
 
-/** RFC 7638 thumbprint (SHA-256, base64url) of an Ed25519 key's public half. */
-export function keyId(key: KeyInput): string {
+/**
+ * RFC 7638 thumbprint (SHA-256, base64url) of an Ed25519 key's public half (jose's
+ * `calculateJwkThumbprint`). A key that is not Ed25519 throws at once, before anything is awaited.
+ */
+export function keyId(key: KeyInput): Promise<string> {
   const jwk = toPublicKeyObject(key).export({ format: "jwk" });
-  // Required members of an OKP key, in lexicographic order, no whitespace (RFC 7638 §3).
-  const canonical = JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x });
-  return createHash("sha256").update(canonical).digest("base64url");
+  return calculateJwkThumbprint({ kty: jwk.kty, crv: jwk.crv, x: jwk.x }, "sha256");
 }
 
-function publicMaterial(publicKey: KeyObject): PublicKeyMaterial {
+async function publicMaterial(publicKey: KeyObject): Promise<PublicKeyMaterial> {
   return {
-    kid: keyId(publicKey),
+    kid: await keyId(publicKey),
     publicKey,
     publicKeyPem: publicKey.export({ format: "pem", type: "spki" }).toString(),
   };
 }
 
-function fullMaterial(privateKey: KeyObject): KeyMaterial {
-  const pub = publicMaterial(createPublicKey(privateKey));
+async function fullMaterial(privateKey: KeyObject): Promise<KeyMaterial> {
+  const pub = await publicMaterial(createPublicKey(privateKey));
   return {
     ...pub,
     privateKey,
@@ -116,14 +117,14 @@ export async function keysFromConfig(cfg: {
   publicKeyPem?: string | undefined;
 }): Promise<KeyMaterial | PublicKeyMaterial> {
   if (cfg.privateKeyPem) {
-    const keys = fullMaterial(toPrivateKeyObject(cfg.privateKeyPem));
+    const keys = await fullMaterial(toPrivateKeyObject(cfg.privateKeyPem));
     if (cfg.publicKeyPem) {
-      const given = keyId(cfg.publicKeyPem);
+      const given = await keyId(cfg.publicKeyPem);
       if (given !== keys.kid) throw new Error("the configured public key does not belong to the configured private key");
     }
     return keys;
   }
-  if (cfg.publicKeyPem) return publicMaterial(toPublicKeyObject(cfg.publicKeyPem));
+  if (cfg.publicKeyPem) return await publicMaterial(toPublicKeyObject(cfg.publicKeyPem));
   throw new Error("no key configured: give a private key, a public key or both");
 }
 
@@ -200,7 +201,7 @@ async function loadOrCreateKeyFiles(dataDir: string, privateFile: string, public
   }
   let keys: KeyMaterial;
   try {
-    keys = fullMaterial(toPrivateKeyObject(pem));
+    keys = await fullMaterial(toPrivateKeyObject(pem));
   } catch (err) {
     throw new Error(`cannot read the signing key ${privatePath}: ${(err as Error).message}`);
   }
@@ -209,7 +210,7 @@ async function loadOrCreateKeyFiles(dataDir: string, privateFile: string, public
   const existingPublic = await readIfExists(publicPath);
   if (existingPublic === undefined) {
     await publishOnce(publicPath, keys.publicKeyPem, 0o644);
-  } else if (keyId(existingPublic) !== keys.kid) {
+  } else if ((await keyId(existingPublic)) !== keys.kid) {
     throw new Error(`${publicPath} does not match ${privatePath}`);
   }
   return keys;
@@ -222,9 +223,9 @@ async function loadOrCreateKeyFiles(dataDir: string, privateFile: string, public
 export async function loadPublicKey(dataDir: string): Promise<PublicKeyMaterial> {
   const dir = join(dataDir, "keys");
   const pub = await readIfExists(join(dir, PUBLIC_KEY_FILE));
-  if (pub !== undefined) return publicMaterial(toPublicKeyObject(pub));
+  if (pub !== undefined) return await publicMaterial(toPublicKeyObject(pub));
   const priv = await readIfExists(join(dir, PRIVATE_KEY_FILE));
-  if (priv !== undefined) return publicMaterial(toPublicKeyObject(priv));
+  if (priv !== undefined) return await publicMaterial(toPublicKeyObject(priv));
   throw new Error(`no signing key in ${dir}`);
 }
 

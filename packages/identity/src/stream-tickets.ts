@@ -39,7 +39,7 @@ export interface StreamTicketSignerOptions {
  */
 export function createStreamTicketSigner(opts: StreamTicketSignerOptions): StreamTicketSigner {
   const key = toPrivateKeyObject(opts.privateKey);
-  const kid = keyId(key);
+  const kidOf = keyId(key);
   const issuer = opts.issuer ?? DEFAULT_ISSUER;
   const ttl = opts.ttlSeconds ?? STREAM_TICKET_TTL_SECONDS;
   const now = opts.now ?? Date.now;
@@ -48,6 +48,7 @@ export function createStreamTicketSigner(opts: StreamTicketSignerOptions): Strea
     async sign(gameId, username) {
       if (typeof gameId !== "string" || gameId === "") throw new Error("a stream ticket needs a game id");
       if (typeof username !== "string" || username === "") throw new Error("a stream ticket needs a username");
+      const kid = await kidOf;
       const iat = Math.floor(now() / 1000);
       const exp = iat + ttl;
       const ticket = await new SignJWT({ gid: gameId })
@@ -87,7 +88,7 @@ function invalidTicket(reason: string, cause?: unknown): ConnectError {
  */
 export function createStreamTicketVerifier(opts: StreamTicketVerifierOptions): StreamTicketVerifier {
   const key = toPublicKeyObject(opts.publicKey);
-  const kid = keyId(key);
+  const kidOf = keyId(key);
   const issuer = opts.issuer ?? DEFAULT_ISSUER;
   const tolerance = opts.clockToleranceSec ?? 5;
   const now = opts.now ?? Date.now;
@@ -95,6 +96,7 @@ export function createStreamTicketVerifier(opts: StreamTicketVerifierOptions): S
     async verify(ticket) {
       if (typeof ticket !== "string" || ticket === "") throw invalidTicket("missing");
       if (ticket.length > MAX_TOKEN_LENGTH) throw invalidTicket("malformed (too long)");
+      const kid = await kidOf;
       let payload: JWTPayload;
       try {
         ({ payload } = await jwtVerify(

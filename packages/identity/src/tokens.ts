@@ -24,8 +24,6 @@ export interface SignedToken {
 }
 
 export interface Signer {
-  /** The `kid` header put on every token. */
-  readonly kid: string;
   sign(username: string): Promise<SignedToken>;
 }
 
@@ -43,7 +41,8 @@ export interface SignerOptions {
 /** Signs EdDSA JWTs with claims sub = username, username, iat, exp, iss, aud and a `kid` header. */
 export function createSigner(opts: SignerOptions): Signer {
   const key = toPrivateKeyObject(opts.privateKey);
-  const kid = opts.kid ?? keyId(key);
+  // The `kid` header put on every token.
+  const kidOf = opts.kid !== undefined ? Promise.resolve(opts.kid) : keyId(key);
   const issuer = opts.issuer ?? DEFAULT_ISSUER;
   const audience = opts.audience ?? DEFAULT_AUDIENCE;
   const ttl = opts.ttlSeconds ?? DEFAULT_TTL_SECONDS;
@@ -51,11 +50,11 @@ export function createSigner(opts: SignerOptions): Signer {
   if (!Number.isInteger(ttl) || ttl <= 0) throw new Error(`ttlSeconds must be a positive integer, got ${ttl}`);
 
   return {
-    kid,
     async sign(username: string): Promise<SignedToken> {
       if (typeof username !== "string" || username.length === 0) {
         throw new Error("cannot sign a token for an empty username");
       }
+      const kid = await kidOf;
       const iat = Math.floor(now() / 1000);
       const exp = iat + ttl;
       const token = await new SignJWT({ username })
@@ -154,9 +153,11 @@ interface CacheEntry {
  */
 export function createVerifier(opts: VerifierOptions): Verifier {
   const key: KeyObject = toPublicKeyObject(opts.publicKey);
-  const kid = keyId(key);
   const serviceKey = opts.serviceKey !== undefined ? toPublicKeyObject(opts.serviceKey) : undefined;
-  const serviceKid = serviceKey !== undefined ? keyId(serviceKey) : undefined;
+  // The keys' ids, known after the first verification starts.
+  const kidsOf = Promise.all([keyId(key), serviceKey !== undefined ? keyId(serviceKey) : undefined]);
+  let kid = "";
+  let serviceKid: string | undefined;
   const issuer = opts.issuer ?? DEFAULT_ISSUER;
   const audience = opts.audience ?? DEFAULT_AUDIENCE;
   const tolerance = opts.clockToleranceSec ?? 5;
@@ -188,6 +189,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
         cache.delete(key);
       }
       if (token.length > MAX_TOKEN_LENGTH) throw unauthenticated("malformed (too long)");
+      if (kid === "") [kid, serviceKid] = await kidsOf;
 
       let payload: JWTPayload;
       let protectedHeader: JWTHeaderParameters;
@@ -290,7 +292,7 @@ interface MintedCredential {
  */
 export function createServiceSigner(opts: ServiceSignerOptions): ServiceSigner {
   const key = toPrivateKeyObject(opts.privateKey);
-  const kid = keyId(key);
+  const kidOf = keyId(key);
   const issuer = opts.issuer ?? DEFAULT_ISSUER;
   const ttl = opts.ttlSeconds ?? SERVICE_TTL_SECONDS;
   const cacheSize = opts.cacheSize ?? 10_000;
@@ -300,6 +302,7 @@ export function createServiceSigner(opts: ServiceSignerOptions): ServiceSigner {
   const pending = new Map<string, Promise<string>>();
 
   async function mint(cacheKey: string, component: string, username: string | undefined): Promise<string> {
+    const kid = await kidOf;
     const iat = Math.floor(now() / 1000);
     const jwt = new SignJWT({ svc: component })
       .setProtectedHeader({ alg: TOKEN_ALGORITHM, typ: "JWT", kid })

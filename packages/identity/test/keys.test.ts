@@ -77,7 +77,7 @@ describe("keysFromConfig / loadKeys", () => {
     const b = generateKeyPairSync("ed25519");
     const privateKeyPem = a.privateKey.export({ format: "pem", type: "pkcs8" }).toString();
     const keys = await keysFromConfig({ privateKeyPem });
-    expect(keys.kid).toBe(keyId(a.publicKey));
+    expect(keys.kid).toBe(await keyId(a.publicKey));
     const otherPub = b.publicKey.export({ format: "pem", type: "spki" }).toString();
     await expect(keysFromConfig({ privateKeyPem, publicKeyPem: otherPub })).rejects.toThrow(/does not belong/);
   });
@@ -96,7 +96,7 @@ describe("keysFromConfig / loadKeys", () => {
 
     const full = await loadKeys({ dataDir, env: { FLAPLAB_JWT_PRIVATE_KEY: privPem.replace(/\n/g, "\\n") } });
     expect(hasPrivateKey(full)).toBe(true);
-    expect(full.kid).toBe(keyId(publicKey));
+    expect(full.kid).toBe(await keyId(publicKey));
     expect(full.kid).not.toBe(fileKeys.kid);
 
     const verifyOnly = await loadKeys({ dataDir, env: { FLAPLAB_JWT_PUBLIC_KEY: pubPem } });

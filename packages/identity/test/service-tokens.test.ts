@@ -36,7 +36,7 @@ describe("component credentials", () => {
   it("name the calling component and the player, with their own audience and the service key's kid", async () => {
     const now = Date.UTC(2030, 0, 1);
     const token = await createServiceSigner({ privateKey: service.privateKey, now: () => now }).tokenFor("engine", "alice");
-    expect(decodeProtectedHeader(token)).toEqual({ alg: "EdDSA", typ: "JWT", kid: keyId(service.publicKey) });
+    expect(decodeProtectedHeader(token)).toEqual({ alg: "EdDSA", typ: "JWT", kid: await keyId(service.publicKey) });
     expect(decodeJwt(token)).toEqual({ svc: "engine", sub: "alice", iss: "flaplab", aud: SERVICE_AUDIENCE, iat: now / 1000, exp: now / 1000 + 300 });
   });
 
@@ -82,12 +82,12 @@ describe("component credentials", () => {
   it("cannot be forged by a player: the player key with the service audience or the service kid is refused", async () => {
     const iat = Math.floor(Date.now() / 1000);
     const withServiceAudience = await new SignJWT({ username: "mallory", svc: "engine" })
-      .setProtectedHeader({ alg: "EdDSA", kid: keyId(player.publicKey) })
+      .setProtectedHeader({ alg: "EdDSA", kid: await keyId(player.publicKey) })
       .setSubject("mallory").setIssuer("flaplab").setAudience(SERVICE_AUDIENCE).setIssuedAt(iat).setExpirationTime(iat + 60)
       .sign(player.privateKey);
     expect((await failure(verifier.verify(withServiceAudience))).rawMessage).toMatch(/wrong audience/);
     const withServiceKid = await new SignJWT({ svc: "engine" })
-      .setProtectedHeader({ alg: "EdDSA", kid: keyId(service.publicKey) })
+      .setProtectedHeader({ alg: "EdDSA", kid: await keyId(service.publicKey) })
       .setSubject("mallory").setIssuer("flaplab").setAudience(SERVICE_AUDIENCE).setIssuedAt(iat).setExpirationTime(iat + 60)
       .sign(player.privateKey);
     expect((await failure(verifier.verify(withServiceKid))).rawMessage).toMatch(/bad signature/);
@@ -96,12 +96,12 @@ describe("component credentials", () => {
   it("are refused when they name no component, or carry the players' audience", async () => {
     const iat = Math.floor(Date.now() / 1000);
     const noComponent = await new SignJWT({})
-      .setProtectedHeader({ alg: "EdDSA", kid: keyId(service.publicKey) })
+      .setProtectedHeader({ alg: "EdDSA", kid: await keyId(service.publicKey) })
       .setSubject("alice").setIssuer("flaplab").setAudience(SERVICE_AUDIENCE).setIssuedAt(iat).setExpirationTime(iat + 60)
       .sign(service.privateKey);
     expect((await failure(verifier.verify(noComponent))).rawMessage).toMatch(/missing calling component/);
     const playersAudience = await new SignJWT({ svc: "engine", username: "alice" })
-      .setProtectedHeader({ alg: "EdDSA", kid: keyId(service.publicKey) })
+      .setProtectedHeader({ alg: "EdDSA", kid: await keyId(service.publicKey) })
       .setSubject("alice").setIssuer("flaplab").setAudience("flaplab").setIssuedAt(iat).setExpirationTime(iat + 60)
       .sign(service.privateKey);
     expect((await failure(verifier.verify(playersAudience))).rawMessage).toMatch(/wrong audience/);
@@ -128,7 +128,7 @@ describe("loadServiceKeys", () => {
   it("takes the key from the environment when it is set", async () => {
     const pem = service.privateKey.export({ format: "pem", type: "pkcs8" }).toString();
     const keys = await loadServiceKeys({ env: { [SERVICE_KEY_ENV]: pem } });
-    expect(keys.kid).toBe(keyId(service.publicKey));
+    expect(keys.kid).toBe(await keyId(service.publicKey));
     await expect(loadServiceKeys({ env: {} })).rejects.toThrow(SERVICE_KEY_ENV);
   });
 });

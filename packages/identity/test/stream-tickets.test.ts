@@ -35,7 +35,7 @@ describe("stream tickets", () => {
   it("name the game and the player, with their own audience, the service key's kid and a minute to live", async () => {
     const now = Date.UTC(2030, 0, 1);
     const { ticket, expiresAt } = await createStreamTicketSigner({ privateKey: service.privateKey, now: () => now }).sign("g-1", "alice");
-    expect(decodeProtectedHeader(ticket)).toEqual({ alg: "EdDSA", typ: "JWT", kid: keyId(service.publicKey) });
+    expect(decodeProtectedHeader(ticket)).toEqual({ alg: "EdDSA", typ: "JWT", kid: await keyId(service.publicKey) });
     expect(decodeJwt(ticket)).toEqual({ gid: "g-1", sub: "alice", iss: "flaplab", aud: STREAM_AUDIENCE, iat: now / 1000, exp: now / 1000 + 60 });
     expect(expiresAt.getTime()).toBe(now + 60_000);
     const verified = await createStreamTicketVerifier({ publicKey: service.publicKey, now: () => now + 30_000 }).verify(ticket);
@@ -74,7 +74,7 @@ describe("stream tickets", () => {
   });
 
   it("need a game id and a player", async () => {
-    const kid = keyId(service.publicKey);
+    const kid = await keyId(service.publicKey);
     const sign = (claims: Record<string, unknown>, sub?: string) => {
       const jwt = new SignJWT(claims).setProtectedHeader({ alg: "EdDSA", kid }).setIssuer("flaplab").setAudience(STREAM_AUDIENCE).setIssuedAt().setExpirationTime("1m");
       if (sub !== undefined) jwt.setSubject(sub);

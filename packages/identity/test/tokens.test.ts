@@ -32,7 +32,7 @@ describe("signer", () => {
     const now = Date.UTC(2030, 0, 1, 12, 0, 0);
     const { token, expiresAt } = await createSigner({ privateKey, ttlSeconds: 600, now: () => now }).sign("alice");
     const header = decodeProtectedHeader(token);
-    expect(header).toEqual({ alg: "EdDSA", typ: "JWT", kid: keyId(publicKey) });
+    expect(header).toEqual({ alg: "EdDSA", typ: "JWT", kid: await keyId(publicKey) });
     expect(decodeJwt(token)).toEqual({
       sub: "alice",
       username: "alice",
@@ -124,7 +124,7 @@ describe("verifier", () => {
     const other = generateKeyPairSync("ed25519");
     const withKid = await createSigner({ privateKey: other.privateKey }).sign("alice");
     await expectUnauthenticated(verifier.verify(withKid.token), /unknown key/);
-    const forgedKid = await createSigner({ privateKey: other.privateKey, kid: keyId(publicKey) }).sign("alice");
+    const forgedKid = await createSigner({ privateKey: other.privateKey, kid: await keyId(publicKey) }).sign("alice");
     await expectUnauthenticated(verifier.verify(forgedKid.token), /bad signature/);
     const noKid = await new SignJWT({ username: "alice" })
       .setProtectedHeader({ alg: "EdDSA" })
@@ -143,9 +143,10 @@ describe("verifier", () => {
   });
 
   it("rejects a validly signed token without a username, or with a different subject", async () => {
+    const kid = await keyId(publicKey);
     const build = (claims: Record<string, unknown>) =>
       new SignJWT(claims)
-        .setProtectedHeader({ alg: "EdDSA", kid: keyId(publicKey) })
+        .setProtectedHeader({ alg: "EdDSA", kid })
         .setIssuer("flaplab")
         .setAudience("flaplab")
         .setExpirationTime("1h")
