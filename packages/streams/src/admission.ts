@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Principal } from "@flaplab/component";
-import { CloseCode, type SessionHandler, type StreamSession } from "@flaplab/game-stream";
+import { ChunkInbox, CloseCode, type SessionEnd, type SessionHandler, type StreamSession } from "@flaplab/game-stream";
 import type { Logger } from "pino";
 
 /**
@@ -96,6 +96,34 @@ export function runHandler(route: StreamRoute, session: StreamSession, logger: L
     if (result instanceof Promise) result.catch(failed);
   } catch (err) {
     failed(err);
+  }
+}
+
+/**
+ * How a transport's session ends: once, by whoever is first (`by`); `closed` resolves with that
+ * end, and the client's input (`inbox`) ends with it.
+ */
+export class SessionEnding {
+  /** The client's bytes, from the transport to the handler's reader. */
+  readonly inbox = new ChunkInbox();
+  readonly closed: Promise<SessionEnd>;
+  private resolveClosed!: (end: SessionEnd) => void;
+  private end: SessionEnd | undefined;
+
+  constructor() {
+    this.closed = new Promise((resolve) => (this.resolveClosed = resolve));
+  }
+
+  get ended(): boolean {
+    return this.end !== undefined;
+  }
+
+  /** Ends the session with `end`, unless it has ended already. */
+  finish(end: SessionEnd): void {
+    if (this.end) return;
+    this.end = end;
+    this.resolveClosed(end);
+    this.inbox.end();
   }
 }
 

@@ -4,10 +4,10 @@ import type { TLSSocket } from "node:tls";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Principal } from "@flaplab/component";
 import type { TokenVerifier } from "@flaplab/identity";
-import { ChunkInbox, CloseCode, type SessionEnd, type StreamSession } from "@flaplab/game-stream";
+import { CloseCode, type SessionEnd, type StreamSession } from "@flaplab/game-stream";
 import type { Logger } from "pino";
 import type { StreamCertificate } from "./certificate.js";
-import { admitSessionRequest, type LiveSession, runHandler, type StreamAuthorizer, type StreamRoute, type StreamRoutes, startIdleSweep } from "./admission.js";
+import { admitSessionRequest, type LiveSession, runHandler, SessionEnding, type StreamAuthorizer, type StreamRoute, type StreamRoutes, startIdleSweep } from "./admission.js";
 import { resolveStreamLimits, type StreamLimits } from "./limits.js";
 import { loadWebTransport, tlsServersOf } from "./webtransport-lib.js";
 
@@ -229,16 +229,9 @@ function safeClose(wt: WtSession, code: number, reason: string): void {
 function adapt(wt: WtSession, bidi: WtBidiStream, kind: string, gameId: string, principal: Principal, logger: Logger): LiveSession {
   const writer = bidi.writable.getWriter();
   let buffered = 0;
-  let ended: SessionEnd | undefined;
-  let resolveClosed!: (end: SessionEnd) => void;
-  const closed = new Promise<SessionEnd>((r) => (resolveClosed = r));
-  const inbox = new ChunkInbox();
-  const finish = (end: SessionEnd): void => {
-    if (ended) return;
-    ended = end;
-    resolveClosed(end);
-    inbox.end();
-  };
+  const ending = new SessionEnding();
+  const { inbox } = ending;
+  const finish = (end: SessionEnd): void => ending.finish(end);
   wt.closed.then(
     (info) => finish({ code: info?.closeCode ?? 0, reason: info?.reason ?? "", by: "client" }),
     (err: unknown) => finish({ code: CloseCode.Internal, reason: String((err as Error)?.message ?? err), by: "transport" }),
@@ -250,7 +243,7 @@ function adapt(wt: WtSession, bidi: WtBidiStream, kind: string, gameId: string, 
     try {
       for (;;) {
         const { value, done } = await reader.read();
-        if (done || ended) return;
+        if (done || ending.ended) return;
         if (value && value.byteLength > 0) {
           entry.lastActivity = performance.now();
           inbox.deliver(value);
@@ -274,7 +267,7 @@ function adapt(wt: WtSession, bidi: WtBidiStream, kind: string, gameId: string, 
       void pump();
     },
     send(bytes) {
-      if (ended) return false;
+      if (ending.ended) return false;
       buffered += bytes.byteLength;
       entry.lastActivity = performance.now();
       try {
@@ -299,7 +292,7 @@ function adapt(wt: WtSession, bidi: WtBidiStream, kind: string, gameId: string, 
       return buffered;
     },
     close(code, reason) {
-      if (ended) return;
+      if (ending.ended) return;
       finish({ code, reason, by: "server" });
       let closing: Promise<void>;
       try {
@@ -309,7 +302,7 @@ function adapt(wt: WtSession, bidi: WtBidiStream, kind: string, gameId: string, 
       }
       void closing.catch(() => undefined).finally(() => safeClose(wt, code, reason));
     },
-    closed,
+    closed: ending.closed,
   };
   const entry: LiveSession = { session, lastActivity: performance.now() };
   return entry;

@@ -1,10 +1,10 @@
 import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { Principal } from "@flaplab/component";
-import { ChunkInbox, CloseCode, type SessionEnd, type StreamSession } from "@flaplab/game-stream";
+import { CloseCode, type SessionEnd, type StreamSession } from "@flaplab/game-stream";
 import type { Logger } from "pino";
 import { type WebSocket, WebSocketServer } from "ws";
-import { admitSessionRequest, type LiveSession, runHandler, type StreamAuthorizer, type StreamRoute, type StreamRoutes, startIdleSweep } from "./admission.js";
+import { admitSessionRequest, type LiveSession, runHandler, SessionEnding, type StreamAuthorizer, type StreamRoute, type StreamRoutes, startIdleSweep } from "./admission.js";
 import { resolveStreamLimits, type StreamLimits } from "./limits.js";
 
 /** Largest client message a WebSocket session takes (the engine's own limit, 256 B, is checked after). */
@@ -177,18 +177,11 @@ function closeReason(reason: string): string {
  */
 function adapt(ws: WebSocket, socket: Socket, kind: string, gameId: string, principal: Principal, logger: Logger): LiveSession {
   socket.setNoDelay(true);
-  let ended: SessionEnd | undefined;
-  let resolveClosed!: (end: SessionEnd) => void;
-  const closed = new Promise<SessionEnd>((r) => (resolveClosed = r));
-  const inbox = new ChunkInbox();
-  const finish = (end: SessionEnd): void => {
-    if (ended) return;
-    ended = end;
-    resolveClosed(end);
-    inbox.end();
-  };
+  const ending = new SessionEnding();
+  const { inbox } = ending;
+  const finish = (end: SessionEnd): void => ending.finish(end);
   ws.on("message", (data, isBinary) => {
-    if (ended) return;
+    if (ending.ended) return;
     entry.lastActivity = performance.now();
     if (!isBinary) {
       session.close(CloseCode.Malformed, "text messages are not part of the stream: send binary messages");
@@ -204,7 +197,7 @@ function adapt(ws: WebSocket, socket: Socket, kind: string, gameId: string, prin
     finish({ code: CloseCode.Malformed, reason: err.message, by: "transport" });
   });
   const writeFrame = (source: Uint8Array, start: number, end: number): boolean => {
-    if (ended || socket.destroyed || !socket.writable) return false;
+    if (ending.ended || socket.destroyed || !socket.writable) return false;
     const length = end - start;
     const header = length < 126 ? 2 : length < 65_536 ? 4 : 10;
     const frame = Buffer.allocUnsafe(header + length);
@@ -235,7 +228,7 @@ function adapt(ws: WebSocket, socket: Socket, kind: string, gameId: string, prin
       return socket.writableLength;
     },
     close(code, reason) {
-      if (ended) return;
+      if (ending.ended) return;
       finish({ code, reason, by: "server" });
       try {
         ws.close(webSocketCloseCode(code), closeReason(reason));
@@ -243,7 +236,7 @@ function adapt(ws: WebSocket, socket: Socket, kind: string, gameId: string, prin
         socket.destroy();
       }
     },
-    closed,
+    closed: ending.closed,
   };
   const entry: LiveSession = { session, lastActivity: performance.now() };
   return entry;
