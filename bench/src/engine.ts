@@ -362,7 +362,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
           ].filter(Boolean).join("; "),
         ]),
         ["max games, in memory", memText, "", "", "", "", "", "", "", "", sig(memRow?.cpuPerFrameUs), "", sig(memRow?.allocBytesPerFrame), sig(memRow?.gc?.maxMs), metText(memMax >= MEMORY_GOAL), `goal ≥ ${count(MEMORY_GOAL)}; Go engine: 3,000–4,000 at 3.4–4.3 µs CPU/frame (reference)`],
-        ["max games, in memory, sharded", shardText, "", "", "", "", "", "", "", "", "", "", "", "", metText(shardMax >= MEMORY_GOAL), "one worker thread per core, each its own scheduler, table and handler (bench only: the server does not shard yet)"],
+        ["max games, in memory, sharded", shardText, "", "", "", "", "", "", "", "", "", "", "", "", metText(shardMax >= MEMORY_GOAL), "one worker thread per core, each its own scheduler, table and handler (worker threads, in the bench only; the server shards with processes, FLAPLAB_ENGINE_SHARDS: the websocket, N shards rows)"],
         ["max games, over a stream link", streamText, "", "", "", "", "", "", "", "", "", "", "", "", metText(streamMax >= STREAM_GOAL), `${linkText}; goal ≥ ${STREAM_GOAL}; Go over QUIC: 100–175 (reference)`],
       ],
     },
