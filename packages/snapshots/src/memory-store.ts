@@ -1,16 +1,18 @@
-import { create } from "@bufbuild/protobuf";
-import { type GameOrigin, type GameSnapshot, GameSnapshotSchema } from "@flaplab/contracts/engine/v1/snapshot_pb";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { type GameOrigin, GameOriginSchema, type GameSnapshot, GameSnapshotSchema } from "@flaplab/contracts/engine/v1/snapshot_pb";
 import type { EngineBeat, SnapshotStore, StoredGame } from "./store.js";
 
 /**
  * A snapshot store in this process: for a deployment with one engine (nothing to start) and for
  * tests. It keeps a copy of each game's latest snapshot, copied field by field into the one it
  * kept before (no allocation per write, nothing encoded: a writer may reuse its message), and a
- * read gets a copy of its own, so it still sees the game as it was at its latest write.
+ * read gets a copy of its own, so it still sees the game as it was at its latest write. A game's
+ * origin (its whole course) is kept encoded: one buffer instead of a message per pipe, which
+ * thousands of games' worth would leave for every major collection to trace.
  */
 export class MemorySnapshotStore implements SnapshotStore {
   readonly kind = "memory";
-  private readonly origins = new Map<string, GameOrigin>();
+  private readonly origins = new Map<string, Uint8Array>();
   private readonly snapshots = new Map<string, GameSnapshot>();
   private readonly owners = new Map<string, string>();
   private readonly beats = new Map<string, { beat: EngineBeat; untilMs: number }>();
@@ -18,7 +20,7 @@ export class MemorySnapshotStore implements SnapshotStore {
   constructor(private readonly clock: () => number = Date.now) {}
 
   async writeOrigin(origin: GameOrigin): Promise<void> {
-    this.origins.set(origin.gameId, origin);
+    this.origins.set(origin.gameId, toBinary(GameOriginSchema, origin));
   }
 
   async writeSnapshots(engine: string, snapshots: readonly GameSnapshot[]): Promise<string[]> {
@@ -47,8 +49,8 @@ export class MemorySnapshotStore implements SnapshotStore {
     const origin = this.origins.get(gameId);
     const snapshot = this.snapshots.get(gameId);
     if (!origin || !snapshot) return undefined;
-    // A copy: the kept one changes with the next write.
-    return { origin, snapshot: copySnapshot(create(GameSnapshotSchema), snapshot) };
+    // Copies: the kept snapshot changes with the next write.
+    return { origin: fromBinary(GameOriginSchema, origin), snapshot: copySnapshot(create(GameSnapshotSchema), snapshot) };
   }
 
   async remove(gameIds: readonly string[]): Promise<void> {

@@ -74,6 +74,20 @@ describe.each(stores)("%s snapshot store", (_kind, open) => {
     await store.close();
   });
 
+  it("keeps a game's origin as written: changing the writer's message or a read one changes nothing kept", async () => {
+    const store = await open();
+    const written = origin("g1");
+    await store.writeOrigin(written);
+    await store.writeSnapshots("engine-1", [snapshot("g1", 1)]);
+    written.owner = "mallory";
+    written.world!.pipes[0]!.gapStart = 0;
+    const read = await store.read("g1");
+    expect(read?.origin).toMatchObject({ owner: "alice", world: { pipes: [{ gapStart: 100, gapHeight: 150 }] } });
+    read!.origin.world!.pipes.push(read!.origin.world!.pipes[0]!);
+    expect((await store.read("g1"))?.origin.world?.pipes).toHaveLength(1);
+    await store.close();
+  });
+
   it("writes a game's snapshots for its owner only: the first writer, or the last to claim it", async () => {
     const store = await open();
     await store.writeOrigin(origin("g1"));
