@@ -1,22 +1,19 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { openLocalIdentity } from "../src/index.js";
 
-let dir: string;
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "flaplab-local-identity-"));
-});
-
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+/** A folder of this test's own, removed when it finishes. */
+async function freshDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "flaplab-local-identity-"));
+  onTestFinished(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
 
 describe("openLocalIdentity", () => {
   it("signs players' tokens and component credentials that its verifier accepts", async () => {
-    const identity = await openLocalIdentity(dir);
+    const identity = await openLocalIdentity(await freshDir());
     const player = await identity.verifier.verify((await identity.signer.sign("alice")).token);
     expect(player.username).toBe("alice");
     expect(player.service).toBeUndefined();
@@ -25,6 +22,7 @@ describe("openLocalIdentity", () => {
   });
 
   it("reads the same keys when opened again, so another process's verifier accepts the first one's tokens", async () => {
+    const dir = await freshDir();
     const first = await openLocalIdentity(dir);
     const second = await openLocalIdentity(dir);
     await expect(second.verifier.verify((await first.signer.sign("bob")).token)).resolves.toMatchObject({ username: "bob" });
@@ -32,8 +30,8 @@ describe("openLocalIdentity", () => {
   });
 
   it("does not accept tokens signed with another directory's keys", async () => {
-    const other = await openLocalIdentity(join(dir, "other"));
-    const mine = await openLocalIdentity(dir);
+    const other = await openLocalIdentity(await freshDir());
+    const mine = await openLocalIdentity(await freshDir());
     await expect(mine.verifier.verify((await other.signer.sign("mallory")).token)).rejects.toThrow(/invalid token: signed by an unknown key/);
   });
 });
