@@ -62,14 +62,18 @@ export class SnapshotKeeper {
   private readonly clock: () => number;
   /**
    * This engine's games whose origin is in the store, each with its snapshot message (rewritten in
-   * place every round) and where it stands. The round's lists and batch are reused arrays: a
-   * round allocates nothing per game (a store keeps what it needs of a write before it returns).
+   * place every round) and where it stands. The round's lists and batch are reused arrays, never
+   * truncated to empty (as TickScheduler's due list: `length = 0` would drop their backing store,
+   * and every round would grow a new one): a round allocates nothing per game (a store keeps what
+   * it needs of a write before it returns).
    */
   private readonly kept = new Map<string, KeptGame>();
-  /** Games changed since their last batch, in the order they changed. */
-  private readonly changedGames: KeptGame[] = [];
-  /** Games in the batch on its way to the store, and their snapshots. */
-  private readonly sending: KeptGame[] = [];
+  /** Games changed since their last batch, in the order they changed: `changedGames[0, changedCount)`. */
+  private readonly changedGames: (KeptGame | undefined)[] = [];
+  private changedCount = 0;
+  /** Games in the batch on its way to the store, `sending[0, sendingCount)`, and their snapshots (`batch`, as long as the batch). */
+  private readonly sending: (KeptGame | undefined)[] = [];
+  private sendingCount = 0;
   private readonly batch: SnapshotMessage[] = [];
   /** Who waits for a game's snapshot to be in the store. */
   private readonly waiters = new Map<string, Array<() => void>>();
@@ -111,15 +115,18 @@ export class SnapshotKeeper {
     }
     if (!kept.dirty) {
       kept.dirty = true;
-      this.changedGames.push(kept);
+      this.changedGames[this.changedCount++] = kept;
     }
     if (this.flushQueued) return;
     this.flushQueued = true;
-    queueMicrotask(() => {
-      this.flushQueued = false;
-      if (this.inFlight === undefined) void this.flush();
-    });
+    queueMicrotask(this.flushRound);
   }
+
+  /** The end of a round's synchronous work: its batch goes out, unless one is on its way. */
+  private readonly flushRound = (): void => {
+    this.flushQueued = false;
+    if (this.inFlight === undefined) void this.flush();
+  };
 
   /**
    * Resolves once the store has game `gameId`'s latest snapshot (the batch holding it has been
@@ -138,24 +145,28 @@ export class SnapshotKeeper {
   /** Writes every changed game's snapshot now, in one batch; resolves when the store has them. */
   async flush(): Promise<void> {
     while (this.inFlight !== undefined) await this.inFlight;
-    if (this.changedGames.length === 0) return;
+    if (this.changedCount === 0) return;
     const now = this.clock();
     // Reused: the batch before this one has been written (or has failed) by now.
-    const { batch, sending } = this;
-    batch.length = 0;
-    sending.length = 0;
-    for (const kept of this.changedGames) {
+    const { batch, sending, changedGames } = this;
+    let n = 0;
+    for (let i = 0; i < this.changedCount; i++) {
+      const kept = changedGames[i] as KeptGame;
+      changedGames[i] = undefined;
       // Forgotten since it changed.
       if (!kept.dirty) continue;
       kept.dirty = false;
       kept.inFlight = true;
       if (kept.message === undefined) kept.message = snapshotOf(kept.game, this.engine, now);
       else fillSnapshot(kept.message, kept.game, now);
-      batch.push(kept.message);
-      sending.push(kept);
+      batch[n] = kept.message;
+      sending[n++] = kept;
     }
-    this.changedGames.length = 0;
-    if (batch.length === 0) return;
+    this.changedCount = 0;
+    if (n === 0) return;
+    // Shorter than before only: V8 trims in place; it never empties the array.
+    batch.length = n;
+    this.sendingCount = n;
     const write = this.store.writeSnapshots(this.engine, batch).then(
       (lost) => {
         this.batches++;
@@ -173,7 +184,9 @@ export class SnapshotKeeper {
     this.inFlight = write;
     await write;
     this.inFlight = undefined;
-    for (const sent of sending) {
+    for (let i = 0; i < this.sendingCount; i++) {
+      const sent = sending[i] as KeptGame;
+      sending[i] = undefined;
       sent.inFlight = false;
       const gameId = sent.game.id;
       // Changed again: its waiters wait for the next batch.
@@ -183,9 +196,9 @@ export class SnapshotKeeper {
       this.waiters.delete(gameId);
       for (const resolve of list) resolve();
     }
-    sending.length = 0;
+    this.sendingCount = 0;
     // Rounds that came while this batch was on its way.
-    if (this.changedGames.length > 0 && !this.flushQueued) void this.flush();
+    if (this.changedCount > 0 && !this.flushQueued) void this.flush();
   }
 
   /** The game ended (or moved away): it is no longer written, and ended games leave the store. */
