@@ -99,8 +99,10 @@ export function clientInput(seq: number): Uint8Array {
   return Uint8Array.of(1 + varint.length, 0x08, ...varint);
 }
 
-/** Music and score clients that answer at once: the benchmark measures the engine alone. */
-/** A music stand-in that answers every PlayMusic at once, with one shared answer. */
+/**
+ * A music client that answers every PlayMusic at once, with one shared answer (it and
+ * `idleScore` let the benchmark measure the engine alone).
+ */
 export function idleMusic(): Client<typeof MusicService> {
   const answer = Promise.resolve(create(PlayMusicResponseSchema, { bytesSent: 0 }));
   return { playMusic: () => answer };
