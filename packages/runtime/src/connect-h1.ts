@@ -27,8 +27,8 @@ export interface ConnectH1Options {
 
 /**
  * Connect unary calls over HTTP/1.1 to one group (the default network setting of topologies), each
- * written as Connect-ES's client would write it, but as one request with its content length: headers and
- * body leave in one write (Connect-ES's Node client flushes the headers first, so a call costs two
+ * written as Connect-ES's client would write it, but as one request with its content length:
+ * headers and body leave in one write (Connect-ES's Node client flushes the headers first, so a call costs two
  * writes on the caller and two wake-ups of the callee), and without Connect-ES's per-call linked
  * AbortControllers, async iterables and response header copies. Errors are read as Connect-ES
  * reads them (the JSON error body, or the HTTP status), with the response headers as metadata.
@@ -42,8 +42,8 @@ export function connectH1Caller(opts: ConnectH1Options): LeanCall {
       "content-type": opts.binary ? "application/proto" : "application/json",
       "connect-protocol-version": "1",
       "content-length": body.byteLength,
+      "connect-timeout-ms": String(Math.max(0, Math.floor(timeoutMs))),
     };
-    headers["connect-timeout-ms"] = String(Math.max(0, Math.floor(timeoutMs)));
     header.forEach((value, key) => {
       headers[key] = value;
     });

@@ -30,8 +30,7 @@ export function grpcH2Caller(opts: GrpcH2Options): LeanCall {
     body[0] = 0;
     body.writeUInt32BE(bytes.byteLength, 1);
     body.set(bytes, 5);
-    const headers: OutgoingHttpHeaders = { "content-type": "application/grpc+proto", te: "trailers" };
-    headers["grpc-timeout"] = `${Math.max(1, Math.ceil(timeoutMs))}m`;
+    const headers: OutgoingHttpHeaders = { "content-type": "application/grpc+proto", te: "trailers", "grpc-timeout": `${Math.max(1, Math.ceil(timeoutMs))}m` };
     header.forEach((value, key) => {
       headers[key] = value;
     });

@@ -4,7 +4,7 @@ import type { TLSSocket } from "node:tls";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Principal } from "@flaplab/component";
 import type { TokenVerifier } from "@flaplab/identity";
-import { CloseCode, type SessionEnd, type StreamSession } from "@flaplab/game-stream";
+import { CloseCode, type StreamSession } from "@flaplab/game-stream";
 import type { Logger } from "pino";
 import type { StreamCertificate } from "./certificate.js";
 import { admitSessionRequest, type LiveSession, runHandler, SessionEnding, type StreamAuthorizer, type StreamRoute, type StreamRoutes, startIdleSweep } from "./admission.js";
@@ -231,10 +231,9 @@ function adapt(wt: WtSession, bidi: WtBidiStream, kind: string, gameId: string, 
   let buffered = 0;
   const ending = new SessionEnding();
   const { inbox } = ending;
-  const finish = (end: SessionEnd): void => ending.finish(end);
   wt.closed.then(
-    (info) => finish({ code: info?.closeCode ?? 0, reason: info?.reason ?? "", by: "client" }),
-    (err: unknown) => finish({ code: CloseCode.Internal, reason: String((err as Error)?.message ?? err), by: "transport" }),
+    (info) => ending.finish({ code: info?.closeCode ?? 0, reason: info?.reason ?? "", by: "client" }),
+    (err: unknown) => ending.finish({ code: CloseCode.Internal, reason: String((err as Error)?.message ?? err), by: "transport" }),
   );
   let reading = false;
   // Read once the handler reads: each chunk to the inbox, then its end.
@@ -293,7 +292,7 @@ function adapt(wt: WtSession, bidi: WtBidiStream, kind: string, gameId: string, 
     },
     close(code, reason) {
       if (ending.ended) return;
-      finish({ code, reason, by: "server" });
+      ending.finish({ code, reason, by: "server" });
       let closing: Promise<void>;
       try {
         closing = writer.close();

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { Principal } from "@flaplab/component";
-import { CloseCode, type SessionEnd, type StreamSession } from "@flaplab/game-stream";
+import { CloseCode, type StreamSession } from "@flaplab/game-stream";
 import type { Logger } from "pino";
 import { type WebSocket, WebSocketServer } from "ws";
 import { admitSessionRequest, type LiveSession, runHandler, SessionEnding, type StreamAuthorizer, type StreamRoute, type StreamRoutes, startIdleSweep } from "./admission.js";
@@ -179,7 +179,6 @@ function adapt(ws: WebSocket, socket: Socket, kind: string, gameId: string, prin
   socket.setNoDelay(true);
   const ending = new SessionEnding();
   const { inbox } = ending;
-  const finish = (end: SessionEnd): void => ending.finish(end);
   ws.on("message", (data, isBinary) => {
     if (ending.ended) return;
     entry.lastActivity = performance.now();
@@ -190,11 +189,11 @@ function adapt(ws: WebSocket, socket: Socket, kind: string, gameId: string, prin
     const bytes = data as Buffer;
     if (bytes.length > 0) inbox.deliver(bytes);
   });
-  ws.on("close", (code, reason) => finish({ code: sessionCloseCode(code), reason: reason.toString("utf8"), by: "client" }));
+  ws.on("close", (code, reason) => ending.finish({ code: sessionCloseCode(code), reason: reason.toString("utf8"), by: "client" }));
   ws.on("error", (err) => {
     // ws closes the connection itself (1009 for a message over the limit, 1002 for a protocol error).
     logger.info({ event: "stream-websocket-error", kind, gameId, err: err.message }, "websocket session error");
-    finish({ code: CloseCode.Malformed, reason: err.message, by: "transport" });
+    ending.finish({ code: CloseCode.Malformed, reason: err.message, by: "transport" });
   });
   const writeFrame = (source: Uint8Array, start: number, end: number): boolean => {
     if (ending.ended || socket.destroyed || !socket.writable) return false;
@@ -229,7 +228,7 @@ function adapt(ws: WebSocket, socket: Socket, kind: string, gameId: string, prin
     },
     close(code, reason) {
       if (ending.ended) return;
-      finish({ code, reason, by: "server" });
+      ending.finish({ code, reason, by: "server" });
       try {
         ws.close(webSocketCloseCode(code), closeReason(reason));
       } catch {
