@@ -2,11 +2,12 @@
 import { findFlapSchedule } from "./autopilot.js";
 import { runShardedStep } from "./engine-shards.js";
 import { serveRequests } from "./child.js";
+import type { EngineClockKind } from "@flaplab/engine";
 import { coreFrameCost, runEngineStep, tickPathAllocation, timerFloor, type StepPlan } from "./engine-harness.js";
 
 export type EngineChildRequest =
   | { type: "core"; frames: number }
-  | { type: "floor"; measureMs: number }
+  | { type: "floor"; measureMs: number; clock?: EngineClockKind }
   | { type: "tickpath"; snapshots?: boolean }
   | ({ type: "sharded"; shards: number } & StepPlan)
   | ({ type: "step" } & StepPlan);
@@ -28,6 +29,6 @@ serveRequests(async (req: EngineChildRequest) => {
   (globalThis as { gc?: () => void }).gc?.();
   if (req.type === "tickpath") return tickPathAllocation(1000, 5, req.snapshots === true);
   if (req.type === "sharded") return runShardedStep(req, req.shards);
-  if (req.type === "floor") return timerFloor(req.measureMs);
+  if (req.type === "floor") return timerFloor(req.measureMs, 100, req.clock);
   return runEngineStep(schedule, req);
 });

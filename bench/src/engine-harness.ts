@@ -10,7 +10,10 @@ import {
   createGameSessionHandler,
   type Game,
   GameTable,
+  type EngineClockKind,
+  engineClockFromEnv,
   ManualTickClock,
+  realTickClock,
   type ScheduledTask,
   SnapshotKeeper,
   type TickClock,
@@ -38,22 +41,26 @@ export class MeasuringScheduler extends TickScheduler {
   ticks = 0;
   longestBurstMs = 0;
   backToBack = 0;
+  /** Timer callbacks (rounds) since the last `resetStats`. */
+  rounds = 0;
   private burst = 0;
 
-  constructor() {
+  /** `base`: the clock whose timers it measures (default: setTimeout's, `realTickClock`). */
+  constructor(base: TickClock = realTickClock) {
     const timed: { self?: MeasuringScheduler } = {};
     const clock: TickClock = {
       now: () => performance.now(),
       setTimer: (fn, delayMs) =>
-        setTimeout(() => {
+        base.setTimer(() => {
           const self = timed.self!;
           self.burst++;
+          self.rounds++;
           const t = performance.now();
           fn();
           const ms = performance.now() - t;
           if (ms > self.longestBurstMs) self.longestBurstMs = ms;
         }, delayMs),
-      clearTimer: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+      clearTimer: (handle) => base.clearTimer(handle),
     };
     super({ clock });
     timed.self = this;
@@ -77,6 +84,7 @@ export class MeasuringScheduler extends TickScheduler {
     this.ticks = 0;
     this.longestBurstMs = 0;
     this.backToBack = 0;
+    this.rounds = 0;
   }
 }
 
@@ -198,6 +206,8 @@ export interface StepResult {
   readonly allocBytesPerFrame: number;
   /** Ticks that ran in the same timer callback as the same game's previous tick. */
   readonly backToBack: number;
+  /** Timer callbacks of the scheduler during the measurement (each runs the ticks due then). */
+  readonly rounds: number;
 }
 
 export interface StepPlan {
@@ -208,6 +218,14 @@ export interface StepPlan {
   readonly measureMs: number;
   /** Write a CPU profile of the measurement window here. */
   readonly profileFile?: string;
+  /** The scheduler's timers, as FLAPLAB_ENGINE_CLOCK chooses them in the server (default `timers`). */
+  readonly clock?: EngineClockKind;
+}
+
+/** A MeasuringScheduler on the timers of `kind`, and how to let go of them. */
+export function measuringScheduler(kind: EngineClockKind = "timers"): { scheduler: MeasuringScheduler; close(): Promise<void> } {
+  const { clock, close } = engineClockFromEnv({ FLAPLAB_ENGINE_CLOCK: kind });
+  return { scheduler: new MeasuringScheduler(clock), close };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -243,7 +261,7 @@ export async function rampGames(
 export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Promise<StepResult> {
   // Every game is the one bench player's: lift the per-player limit.
   const games = new GameTable({ maxGames: plan.games + 10, maxGamesPerPlayer: plan.games + 10, idleTtlMs: 3600_000 });
-  const scheduler = new MeasuringScheduler();
+  const { scheduler, close } = measuringScheduler(plan.clock);
   // As the server runs an engine: every tick's state also goes to the snapshot store (in memory for one engine).
   const snapshots = new SnapshotKeeper({ store: new MemorySnapshotStore(), engine: "bench", games });
   const handler = createGameSessionHandler({ games, scheduler, music: idleMusic(), score: idleScore(), logger: silentLogger, snapshots });
@@ -289,12 +307,14 @@ export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Pro
     endReasons: { ...stats.endReasons },
     gc: gcPauses,
     longestBurstMs: scheduler.longestBurstMs,
+    rounds: scheduler.rounds,
     backToBack: scheduler.backToBack,
     allocBytesPerFrame: frames > 0 ? allocated.bytes / frames : 0,
   };
   for (const s of sessions) s.leave();
   await sleep(10);
   scheduler.stop();
+  await close();
   return result;
 }
 
@@ -431,13 +451,14 @@ export function gamesPerCore(nsPerFrame: number): number {
 }
 
 /** The lateness of `tasks` tasks that do nothing, phases spread over the period: what timers alone cost here. */
-export async function timerFloor(measureMs: number, tasks = 100): Promise<ReturnType<Hist["summary"]>> {
-  const scheduler = new MeasuringScheduler();
+export async function timerFloor(measureMs: number, tasks = 100, kind: EngineClockKind = "timers"): Promise<ReturnType<Hist["summary"]>> {
+  const { scheduler, close } = measuringScheduler(kind);
   const start = performance.now();
   for (let i = 0; i < tasks; i++) scheduler.schedule(() => true, start + (i * scheduler.periodMs) / tasks);
   await sleep(scheduler.periodMs * 2);
   scheduler.resetStats();
   await sleep(measureMs);
   scheduler.stop();
+  await close();
   return scheduler.lateness.summary();
 }

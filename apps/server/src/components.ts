@@ -15,6 +15,7 @@ import {
   recordPendingRun,
   SnapshotKeeper,
   TickScheduler,
+  engineClockFromEnv,
 } from "@flaplab/engine";
 import { createSigner, createStreamTicketSigner, hasPrivateKey, type KeyMaterial, type PublicKeyMaterial } from "@flaplab/identity";
 import { createInitiator, type EngineTarget, initiatorComponent, rendezvousPlacement, singleEngine } from "@flaplab/initiator";
@@ -114,7 +115,10 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
           const table = new GameTable({ ...gameTableOptionsFromEnv(process.env), logger });
           games = table;
           closers.push(() => table.close());
-          const scheduler = new TickScheduler();
+          // Bad FLAPLAB_ENGINE_CLOCK values fail here, at start-up.
+          const ticks = engineClockFromEnv(process.env);
+          closers.push(() => ticks.close());
+          const scheduler = new TickScheduler({ clock: ticks.clock });
           closers.push(() => scheduler.stop());
           const store = await openStore(runtime, logger);
           closers.push(() => store.close());

@@ -8,7 +8,7 @@ import { type CallOptions, type Client, Code, ConnectError } from "@connectrpc/c
 import { currentCall } from "@flaplab/component";
 import { type MusicService, PlayMusicResponseSchema } from "@flaplab/contracts/music/v1/music_pb";
 import { RecordRunResponseSchema, type ScoreService } from "@flaplab/contracts/score/v1/score_pb";
-import { createGameSessionHandler, GameTable, gameTableOptionsFromEnv, TickScheduler } from "@flaplab/engine";
+import { createGameSessionHandler, engineClockFromEnv, GameTable, gameTableOptionsFromEnv, TickScheduler } from "@flaplab/engine";
 import { createWebSocketStreams, streamLimitsFromEnv } from "@flaplab/streams";
 import { pino } from "pino";
 import { ExactHistogram } from "@flaplab/report-kit/histogram";
@@ -61,7 +61,7 @@ const score: Client<typeof ScoreService> = {
 };
 
 const games = new GameTable({ ...gameTableOptionsFromEnv(process.env), logger });
-const scheduler = new TickScheduler();
+const scheduler = new TickScheduler({ clock: engineClockFromEnv(process.env).clock });
 // Every tick's lateness, for `sample`: an HdrHistogram records without allocating.
 const lateness = new ExactHistogram();
 let ticks = 0;

@@ -1,5 +1,7 @@
 import { wholeNumbersFromEnv } from "@flaplab/component";
 import type { GameTableOptions } from "./games.js";
+import { createPreciseTickClock } from "./precise-clock.js";
+import { realTickClock, type TickClock } from "./scheduler.js";
 
 type TableLimit = "maxGames" | "maxGamesPerPlayer" | "unplayedTtlMs" | "sweepIntervalMs";
 
@@ -16,4 +18,31 @@ const MINIMUM: Readonly<Record<TableLimit, number>> = { maxGames: 1, maxGamesPer
 /** The game table options set in `env` (FLAPLAB_ENGINE_*); throws a RangeError naming a bad value. */
 export function gameTableOptionsFromEnv(env: NodeJS.ProcessEnv): Pick<GameTableOptions, TableLimit> {
   return wholeNumbersFromEnv(env, GAME_TABLE_ENV, (key) => MINIMUM[key], (message) => new RangeError(message));
+}
+
+/** Chooses the timers the engine's ticks run on. */
+export const ENGINE_CLOCK_ENV = "FLAPLAB_ENGINE_CLOCK";
+
+/** What `FLAPLAB_ENGINE_CLOCK` may say. */
+export type EngineClockKind = "precise" | "timers";
+
+/** The engine's tick clock and how to let go of it. */
+export interface EngineClock {
+  readonly kind: EngineClockKind;
+  readonly clock: TickClock;
+  /** Ends the clock's helper thread, if it has one. */
+  close(): Promise<void>;
+}
+
+/**
+ * The tick clock `FLAPLAB_ENGINE_CLOCK` asks for: `precise` (the default: sub-millisecond timers,
+ * `createPreciseTickClock`) or `timers` (setTimeout's whole milliseconds). Throws a RangeError
+ * naming any other value.
+ */
+export function engineClockFromEnv(env: NodeJS.ProcessEnv): EngineClock {
+  const raw = env[ENGINE_CLOCK_ENV]?.trim() || "precise";
+  if (raw === "timers") return { kind: "timers", clock: realTickClock, close: async () => {} };
+  if (raw !== "precise") throw new RangeError(`${ENGINE_CLOCK_ENV} must be "precise" or "timers", got "${raw}"`);
+  const clock = createPreciseTickClock();
+  return { kind: "precise", clock, close: () => clock.close() };
 }

@@ -15,6 +15,7 @@ export type { Game, GameOwner, GameSnapshot, GameTableLogger, GameTableOptions, 
 export { TickScheduler, realTickClock } from "./scheduler.js";
 export type { TickClock, TickFn, TickInfo, ScheduledTask, TickSchedulerOptions } from "./scheduler.js";
 export { ManualTickClock } from "./manual-clock.js";
+export { createPreciseTickClock, DEFAULT_MIN_INTERVAL_MS, type PreciseTickClock, type PreciseTickClockOptions } from "./precise-clock.js";
 export {
   createGameSessionHandler,
   DEFAULT_MAX_BUFFERED_BYTES,
@@ -33,4 +34,4 @@ export {
   originOf,
   snapshotOf,
 } from "./snapshot-keeper.js";
-export { GAME_TABLE_ENV, gameTableOptionsFromEnv } from "./config.js";
+export { ENGINE_CLOCK_ENV, type EngineClock, type EngineClockKind, engineClockFromEnv, GAME_TABLE_ENV, gameTableOptionsFromEnv } from "./config.js";

@@ -4,14 +4,19 @@ import { TICK_MS } from "@flaplab/physics";
 export interface TickClock {
   /** Monotonic ms (performance.now()). */
   now(): number;
+  /** Calls `fn` once, `delayMs` (fractional, ≥ 0) from now or as soon after as the clock can. */
   setTimer(fn: () => void, delayMs: number): unknown;
   clearTimer(handle: unknown): void;
 }
 
-/** performance.now() and setTimeout. */
+/**
+ * performance.now() and setTimeout: whole milliseconds, rounded up (a timer never fires before
+ * its deadline), so a tick runs 0–1 ms after it is due before any work (`createPreciseTickClock`
+ * is finer).
+ */
 export const realTickClock: TickClock = {
   now: () => performance.now(),
-  setTimer: (fn, delayMs) => setTimeout(fn, delayMs),
+  setTimer: (fn, delayMs) => setTimeout(fn, Math.ceil(delayMs)),
   clearTimer: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
@@ -225,8 +230,8 @@ export class TickScheduler {
     this.timer = undefined;
     this.timerDeadline = deadline;
     if (!first) return;
-    // Timers may round down; never fire before the deadline (an early wake-up re-arms anyway).
-    const delay = Math.max(0, Math.ceil(deadline - this.clock.now()));
+    // An early wake-up (a clock that rounds down) finds nothing due and re-arms.
+    const delay = Math.max(0, deadline - this.clock.now());
     this.timer = this.clock.setTimer(this.fire, delay);
   }
 

@@ -1,0 +1,138 @@
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { createPreciseTickClock, engineClockFromEnv, type PreciseTickClock, realTickClock, TickScheduler } from "../src/index.js";
+
+const open: PreciseTickClock[] = [];
+function clock(minIntervalMs?: number): PreciseTickClock {
+  const c = createPreciseTickClock(minIntervalMs === undefined ? {} : { minIntervalMs });
+  open.push(c);
+  return c;
+}
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((c) => c.close()));
+});
+
+/** Resolves with performance.now() when `c`'s timer armed for `delayMs` fires. */
+function firedAt(c: PreciseTickClock, delayMs: number): Promise<number> {
+  return new Promise((resolve) => c.setTimer(() => resolve(performance.now()), delayMs));
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("createPreciseTickClock", () => {
+  it("fires a timer once, never before its delay, with a fractional delay kept", async () => {
+    const c = clock(0);
+    let calls = 0;
+    const armedAt = performance.now();
+    const at = await new Promise<number>((resolve) =>
+      c.setTimer(() => {
+        calls++;
+        resolve(performance.now());
+      }, 7.4),
+    );
+    expect(at - armedAt).toBeGreaterThanOrEqual(7.4);
+    await sleep(30);
+    expect(calls).toBe(1);
+  });
+
+  it("runs a timer of delay 0 (or less) after the current code, not inside setTimer", async () => {
+    const c = clock(0);
+    const order: string[] = [];
+    const done = new Promise<void>((resolve) =>
+      c.setTimer(() => {
+        order.push("timer");
+        resolve();
+      }, -5),
+    );
+    order.push("after setTimer");
+    await done;
+    expect(order).toEqual(["after setTimer", "timer"]);
+  });
+
+  it("never fires a cleared timer, and arming again replaces the timer armed before", async () => {
+    const c = clock(0);
+    const fired: string[] = [];
+    const first = c.setTimer(() => fired.push("cleared"), 5);
+    c.clearTimer(first);
+    c.setTimer(() => fired.push("replaced"), 5);
+    const last = firedAt(c, 10);
+    await last;
+    await sleep(20);
+    expect(fired).toEqual([]);
+  });
+
+  it("ignores the handle of a timer that already fired: the one armed since stays armed", async () => {
+    const c = clock(0);
+    let stale: unknown;
+    await new Promise<void>((resolve) => {
+      stale = c.setTimer(resolve, 1);
+    });
+    const next = firedAt(c, 5);
+    c.clearTimer(stale);
+    await expect(next).resolves.toBeGreaterThan(0);
+  });
+
+  it("starts two timer callbacks at least minIntervalMs apart", async () => {
+    const c = clock(20);
+    const first = await firedAt(c, 0);
+    const second = await firedAt(c, 0);
+    expect(second - first).toBeGreaterThanOrEqual(20);
+  });
+
+  it("refuses a negative or non-finite minIntervalMs, and timers after close", async () => {
+    expect(() => createPreciseTickClock({ minIntervalMs: -1 })).toThrow(RangeError);
+    expect(() => createPreciseTickClock({ minIntervalMs: Number.NaN })).toThrow(/minIntervalMs/);
+    const c = clock();
+    let fired = false;
+    c.setTimer(() => {
+      fired = true;
+    }, 5);
+    await c.close();
+    await c.close();
+    await sleep(20);
+    expect(fired).toBe(false);
+    expect(() => c.setTimer(() => {}, 1)).toThrow(/closed/);
+  });
+
+  it("drives a TickScheduler: every run at or after its deadline start + k·period", async () => {
+    const scheduler = new TickScheduler({ clock: clock(), periodMs: 10 });
+    const runs: { k: number; scheduledMs: number; nowMs: number; latenessMs: number }[] = [];
+    const start = performance.now();
+    await new Promise<void>((resolve) => {
+      for (let t = 0; t < 3; t++) {
+        scheduler.schedule((info) => {
+          runs.push({ ...info });
+          if (info.k < 10) return true;
+          if (runs.length === 30) resolve();
+          return false;
+        }, start + t * 3.3);
+      }
+    });
+    expect(runs).toHaveLength(30);
+    for (const run of runs) {
+      expect(run.latenessMs).toBeGreaterThanOrEqual(0);
+      expect(run.nowMs).toBeGreaterThanOrEqual(run.scheduledMs);
+    }
+    expect(runs.filter((r) => r.k === 10).map((r) => r.scheduledMs)).toEqual([start + 100, start + 3.3 + 100, start + 6.6 + 100]);
+  });
+
+  it("keeps the process alive while a timer is armed, and lets it exit once none is", () => {
+    const script = fileURLToPath(new URL("./precise-clock-exit.child.ts", import.meta.url));
+    const child = spawnSync(process.execPath, ["--import", "tsx", script], { encoding: "utf8", timeout: 20_000 });
+    expect(child.status, child.stderr).toBe(0);
+    expect(child.stdout.trim()).toBe("fired after 50 ms");
+  });
+});
+
+describe("engineClockFromEnv", () => {
+  it("gives the precise clock by default, setTimeout's with timers, and names a bad value", async () => {
+    const byDefault = engineClockFromEnv({});
+    expect(byDefault.kind).toBe("precise");
+    await byDefault.close();
+    const timers = engineClockFromEnv({ FLAPLAB_ENGINE_CLOCK: " timers " });
+    expect(timers.kind).toBe("timers");
+    expect(timers.clock).toBe(realTickClock);
+    expect(() => engineClockFromEnv({ FLAPLAB_ENGINE_CLOCK: "fast" })).toThrow(/FLAPLAB_ENGINE_CLOCK must be "precise" or "timers", got "fast"/);
+  });
+});
