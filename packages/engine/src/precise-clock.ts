@@ -54,10 +54,10 @@ export interface PreciseTickClockOptions {
  *
  * One helper thread sleeps until the deadline and wakes the event loop with a message; the timer
  * callback runs on the event loop as a `setTimeout` callback would. A delay of 0 or less runs on
- * `setImmediate` (after pending I/O), without the thread, and so does every timer armed before the
- * thread is up (tens of ms after creation), on `setTimeout`. It holds one timer at a time, which is
- * what a TickScheduler uses: arming a timer replaces the one armed before. Like `setTimeout`, an
- * armed timer keeps the process alive, and nothing else of the clock does.
+ * `setImmediate` (after pending I/O), without the thread; a timer armed before the thread is up
+ * (tens of ms after creation), or after it stopped, runs on `setTimeout`. It holds one timer at a
+ * time, which is what a TickScheduler uses: arming a timer replaces the one armed before. Like
+ * `setTimeout`, an armed timer keeps the process alive, and nothing else of the clock does.
  */
 export function createPreciseTickClock(options: PreciseTickClockOptions = {}): PreciseTickClock {
   const minIntervalMs = options.minIntervalMs ?? DEFAULT_MIN_INTERVAL_MS;
@@ -69,7 +69,7 @@ export function createPreciseTickClock(options: PreciseTickClockOptions = {}): P
   const waker = new Worker(WAKER_SOURCE, { eval: true, workerData: shared, name: "flaplab-tick-waker" });
   let wakerUp = false;
   waker.once("online", () => {
-    wakerUp = true;
+    wakerUp = !closed;
   });
 
   /** The callback armed on the waker, and that arming's generation. */
@@ -104,6 +104,19 @@ export function createPreciseTickClock(options: PreciseTickClockOptions = {}): P
     waker.unref();
     run(armed);
   });
+  // A waker that stops (it cannot throw, but a thread can be lost) leaves the clock on setTimeout:
+  // the timer armed on it moves there, and ticks go on at millisecond precision.
+  const lost = (): void => {
+    wakerUp = false;
+    const fn = armed;
+    if (!fn || closed) return;
+    armed = undefined;
+    const delay = Math.max(0, deadline[0]! - performance.timeOrigin - performance.now());
+    // `current` stays the handle the caller holds, so clearing it still clears this timer.
+    timeout = setTimeout(run, Math.ceil(delay), fn);
+  };
+  waker.on("error", lost);
+  waker.on("exit", lost);
   // After the listeners: adding a "message" listener refs the worker again.
   waker.unref();
 
