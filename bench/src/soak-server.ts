@@ -14,7 +14,7 @@ import { createWebSocketStreams, type WebSocketStreams } from "@flaplab/streams"
 import { pino } from "pino";
 import { findFlapSchedule } from "./autopilot.js";
 import { serveRequests } from "./child.js";
-import { idleMusic, MeasuringScheduler, silentLogger } from "./engine-harness.js";
+import { idleMusic, measuringScheduler, silentLogger } from "./engine-harness.js";
 import { GcWatch } from "./gc.js";
 import { ENGINE_PATH } from "./stream-path.js";
 
@@ -47,7 +47,7 @@ export interface SoakServerSample {
 const LATE_US = 2000;
 const schedule = findFlapSchedule();
 const games = new GameTable({ maxGames: 50_000, maxGamesPerPlayer: 50_000, idleTtlMs: 120_000 });
-const scheduler = new MeasuringScheduler();
+const { scheduler } = measuringScheduler();
 let recorded = 0;
 const score: Client<typeof ScoreService> = {
   recordRun: () => {

@@ -11,7 +11,7 @@ import { pino } from "pino";
 import { findFlapSchedule } from "./autopilot.js";
 import { serveRequests } from "./child.js";
 import { type GcPauses, GcWatch } from "./gc.js";
-import { idleMusic, idleScore, MeasuringScheduler, silentLogger } from "./engine-harness.js";
+import { idleMusic, idleScore, measuringScheduler, silentLogger } from "./engine-harness.js";
 import type { Percentiles } from "./hist.js";
 import { startProfile, stopProfile } from "./inspector-profile.js";
 import { join } from "node:path";
@@ -59,7 +59,7 @@ export interface StreamServerStats {
 
 const schedule = findFlapSchedule();
 const games = new GameTable({ maxGames: 20_000, maxGamesPerPlayer: 20_000, idleTtlMs: 3600_000 });
-const scheduler = new MeasuringScheduler();
+const { scheduler } = measuringScheduler();
 let server: StreamServer | undefined;
 let shards: EngineShards | undefined;
 let webSockets: WebSocketStreams | undefined;

@@ -9,7 +9,7 @@ import { createMusic, createMusicStreams, musicComponent } from "@flaplab/music"
 import { createRuntime, type Runtime } from "@flaplab/runtime";
 import { findFlapSchedule } from "./autopilot.js";
 import { serveRequests } from "./child.js";
-import { benchPlayer, clientInput, idleMusic, idleScore, MeasuringScheduler, rampGames, silentLogger } from "./engine-harness.js";
+import { benchPlayer, clientInput, idleMusic, idleScore, measuringScheduler, rampGames, silentLogger } from "./engine-harness.js";
 import { Hist, type Percentiles } from "./hist.js";
 import { startProfile, stopProfile } from "./inspector-profile.js";
 import { benchKeys, inProcessTopology, musicTopology } from "./rpc-fixture.js";
@@ -90,7 +90,7 @@ async function step(req: TickCallsRequest): Promise<TickCallsResult> {
   }
   const stats = { calls: 0, errors: 0, latency: new Hist() };
   const games = new GameTable({ maxGames: req.games + 10, maxGamesPerPlayer: req.games + 10, idleTtlMs: 3600_000 });
-  const scheduler = new MeasuringScheduler();
+  const { scheduler, close } = measuringScheduler();
   const handler = createGameSessionHandler({ games, scheduler, music: timedMusic(music, stats), score: idleScore(), logger: silentLogger });
   const flaps = new Set(schedule.flapTicks);
   const principal = benchPlayer();
@@ -160,6 +160,7 @@ async function step(req: TickCallsRequest): Promise<TickCallsResult> {
   for (const s of sessions) s.leave();
   await sleep(50);
   scheduler.stop();
+  await close();
   runtime?.close();
   return result;
 }
