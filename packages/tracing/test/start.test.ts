@@ -41,7 +41,9 @@ describe("startTracing", () => {
       attributes: { "rpc.method": "Run" },
     });
     expect(got[0]!.traceId).toMatch(/^[0-9a-f]{32}$/);
-  });
+    // The first test to load the OpenTelemetry SDK (hundreds of modules): on two busy cores, with
+    // the other suites loading beside it, that alone has taken more than vitest's 5 s.
+  }, 30_000);
 });
 
 describe("the SDK's diagnostics", () => {
