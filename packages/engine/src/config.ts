@@ -35,12 +35,12 @@ export interface EngineClock {
 }
 
 /**
- * The tick clock `FLAPLAB_ENGINE_CLOCK` asks for: `precise` (the default: sub-millisecond timers,
- * `createPreciseTickClock`) or `timers` (setTimeout's whole milliseconds). Throws a RangeError
- * naming any other value.
+ * The tick clock `FLAPLAB_ENGINE_CLOCK` asks for: `timers` (the default: setTimeout's whole
+ * milliseconds) or `precise` (sub-millisecond timers, `createPreciseTickClock`). Throws a
+ * RangeError naming any other value.
  */
 export function engineClockFromEnv(env: NodeJS.ProcessEnv): EngineClock {
-  const raw = env[ENGINE_CLOCK_ENV]?.trim() || "precise";
+  const raw = env[ENGINE_CLOCK_ENV]?.trim() || "timers";
   if (raw === "timers") return { kind: "timers", clock: realTickClock, close: async () => {} };
   if (raw !== "precise") throw new RangeError(`${ENGINE_CLOCK_ENV} must be "precise" or "timers", got "${raw}"`);
   const clock = createPreciseTickClock();

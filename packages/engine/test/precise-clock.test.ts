@@ -126,13 +126,14 @@ describe("createPreciseTickClock", () => {
 });
 
 describe("engineClockFromEnv", () => {
-  it("gives the precise clock by default, setTimeout's with timers, and names a bad value", async () => {
+  it("gives setTimeout's clock by default, the precise one when asked, and names a bad value", async () => {
     const byDefault = engineClockFromEnv({});
-    expect(byDefault.kind).toBe("precise");
-    await byDefault.close();
-    const timers = engineClockFromEnv({ FLAPLAB_ENGINE_CLOCK: " timers " });
-    expect(timers.kind).toBe("timers");
-    expect(timers.clock).toBe(realTickClock);
+    expect(byDefault.kind).toBe("timers");
+    expect(byDefault.clock).toBe(realTickClock);
+    const precise = engineClockFromEnv({ FLAPLAB_ENGINE_CLOCK: " precise " });
+    expect(precise.kind).toBe("precise");
+    expect(precise.clock).not.toBe(realTickClock);
+    await precise.close();
     expect(() => engineClockFromEnv({ FLAPLAB_ENGINE_CLOCK: "fast" })).toThrow(/FLAPLAB_ENGINE_CLOCK must be "precise" or "timers", got "fast"/);
   });
 });
