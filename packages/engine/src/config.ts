@@ -35,14 +35,19 @@ export interface EngineClock {
 }
 
 /**
- * The tick clock `FLAPLAB_ENGINE_CLOCK` asks for: `timers` (the default: setTimeout's whole
+ * Which clock `FLAPLAB_ENGINE_CLOCK` asks for: `timers` (the default: setTimeout's whole
  * milliseconds) or `precise` (sub-millisecond timers, `createPreciseTickClock`). Throws a
  * RangeError naming any other value.
  */
-export function engineClockFromEnv(env: NodeJS.ProcessEnv): EngineClock {
+export function engineClockKindFromEnv(env: NodeJS.ProcessEnv): EngineClockKind {
   const raw = env[ENGINE_CLOCK_ENV]?.trim() || "timers";
-  if (raw === "timers") return { kind: "timers", clock: realTickClock, close: async () => {} };
-  if (raw !== "precise") throw new RangeError(`${ENGINE_CLOCK_ENV} must be "precise" or "timers", got "${raw}"`);
+  if (raw !== "timers" && raw !== "precise") throw new RangeError(`${ENGINE_CLOCK_ENV} must be "precise" or "timers", got "${raw}"`);
+  return raw;
+}
+
+/** The tick clock `FLAPLAB_ENGINE_CLOCK` asks for (`engineClockKindFromEnv`), made. */
+export function engineClockFromEnv(env: NodeJS.ProcessEnv): EngineClock {
+  if (engineClockKindFromEnv(env) === "timers") return { kind: "timers", clock: realTickClock, close: async () => {} };
   const clock = createPreciseTickClock();
   return { kind: "precise", clock, close: () => clock.close() };
 }

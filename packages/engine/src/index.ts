@@ -34,4 +34,4 @@ export {
   originOf,
   snapshotOf,
 } from "./snapshot-keeper.js";
-export { ENGINE_CLOCK_ENV, type EngineClock, type EngineClockKind, engineClockFromEnv, GAME_TABLE_ENV, gameTableOptionsFromEnv } from "./config.js";
+export { ENGINE_CLOCK_ENV, type EngineClock, type EngineClockKind, engineClockFromEnv, engineClockKindFromEnv, GAME_TABLE_ENV, gameTableOptionsFromEnv } from "./config.js";

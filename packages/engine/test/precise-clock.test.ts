@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { createPreciseTickClock, engineClockFromEnv, type PreciseTickClock, realTickClock, TickScheduler } from "../src/index.js";
+import { createPreciseTickClock, engineClockFromEnv, engineClockKindFromEnv, type PreciseTickClock, realTickClock, TickScheduler } from "../src/index.js";
 
 const open: PreciseTickClock[] = [];
 function clock(minIntervalMs?: number): PreciseTickClock {
@@ -135,5 +135,8 @@ describe("engineClockFromEnv", () => {
     expect(precise.clock).not.toBe(realTickClock);
     await precise.close();
     expect(() => engineClockFromEnv({ FLAPLAB_ENGINE_CLOCK: "fast" })).toThrow(/FLAPLAB_ENGINE_CLOCK must be "precise" or "timers", got "fast"/);
+    expect(engineClockKindFromEnv({ FLAPLAB_ENGINE_CLOCK: "" })).toBe("timers");
+    expect(engineClockKindFromEnv({ FLAPLAB_ENGINE_CLOCK: "precise" })).toBe("precise");
+    expect(() => engineClockKindFromEnv({ FLAPLAB_ENGINE_CLOCK: "Precise" })).toThrow(RangeError);
   });
 });
