@@ -19,11 +19,12 @@ import {
   encodeDelimited,
 } from "@flaplab/game-stream";
 import { PIPE_WIDTH } from "@flaplab/physics";
-import * as hdr from "hdr-histogram-js";
+import { buildIntegerHistogram } from "@flaplab/report-kit/histogram";
+import type { Histogram } from "hdr-histogram-js";
 import type { Game, GameTable } from "./games.js";
 import type { ScheduledTask, TickInfo, TickScheduler } from "./scheduler.js";
 import { PERMANENT_RECORD_CODES, type RunOutbox } from "./pending-runs.js";
-import type { SnapshotKeeper } from "./snapshot-keeper.js";
+import type { KeptGameRef, SnapshotKeeper } from "./snapshot-keeper.js";
 
 /** The logging the game streams need; a pino logger fits. */
 export interface EngineLogger {
@@ -238,15 +239,8 @@ interface StreamConfig {
  * A game's tick lateness, µs: an HdrHistogram of 2 significant digits in 32-bit counts
  * (≈ 6 KiB at 40 ms of range), recording without allocating; the maximum is exact.
  */
-function latenessHistogram(): hdr.Histogram {
-  return hdr.build({
-    bitBucketSize: 32,
-    autoResize: true,
-    lowestDiscernibleValue: 1,
-    highestTrackableValue: 2,
-    numberOfSignificantValueDigits: 2,
-    useWebAssembly: false,
-  });
+function latenessHistogram(): Histogram {
+  return buildIntegerHistogram({ bitBucketSize: 32, numberOfSignificantValueDigits: 2 });
 }
 
 /** One game played over one stream session. */
@@ -254,6 +248,8 @@ class GameStream {
   private readonly encoder: FrameEncoder;
   private readonly principal: Principal;
   private task: ScheduledTask | undefined;
+  /** The game's record in the snapshot keeper, once it has one. */
+  private kept: KeptGameRef | undefined;
   private lastSeq: number;
   /** Inputs up to this seq were applied before this stream opened (re-sent after a move): dropped. */
   private readonly appliedSeq: number;
@@ -281,7 +277,7 @@ class GameStream {
   private ackBytes = 0;
   private ticksSkipped = 0;
   /** Lateness of the ticks, µs. */
-  private readonly lateness = latenessHistogram();
+  private readonly lateness: Histogram = latenessHistogram();
 
   constructor(
     private readonly config: StreamConfig,
@@ -410,7 +406,7 @@ class GameStream {
       return;
     }
     const result = this.config.games.input(this.gameId, this.game.owner.username, { seq, clientTimeMs });
-    this.config.snapshots?.changed(this.game);
+    this.kept = this.config.snapshots?.changed(this.game, this.kept);
     if (result.effect === "started") {
       this.startTicking();
     } else if (result.effect === "flap") {
@@ -434,13 +430,13 @@ class GameStream {
         return false;
       }
       this.inputCredit = Math.min(this.config.maxInputBurst, this.inputCredit + 1 + info.skipped);
-      const events = this.config.games.tick(this.gameId);
-      if (!events || this.config.games.get(this.gameId) !== this.game) {
+      const events = this.config.games.tickGame(this.game);
+      if (!events) {
         this.close(CloseCode.Internal, `game ${this.gameId} is no longer in the engine`);
         return false;
       }
       if (!events.ticked) return false;
-      this.config.snapshots?.changed(this.game);
+      this.kept = this.config.snapshots?.changed(this.game, this.kept);
       this.lateness.recordValue(info.latenessMs > 0 ? Math.round(info.latenessMs * 1000) : 0);
       this.ticksSkipped += info.skipped;
       const state = this.game.state;
@@ -641,7 +637,7 @@ class GameStream {
   private async handOver(target: MoveTarget | undefined): Promise<"moved" | "stranded" | "ended"> {
     if (!this.freeze()) return "ended";
     const keeper = this.config.snapshots!;
-    keeper.changed(this.game);
+    this.kept = keeper.changed(this.game, this.kept);
     await keeper.written(this.gameId);
     if (target && this.moveTo(target)) return "moved";
     this.strand();

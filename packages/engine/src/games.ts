@@ -55,7 +55,8 @@ export interface Game {
   readonly traceparent?: string | undefined;
 }
 
-type MutableGame = { -readonly [K in keyof Game]: Game[K] };
+/** A game as the table holds it: `table` is the table it is in now (undefined once it left). */
+type MutableGame = { -readonly [K in keyof Game]: Game[K] } & { table: GameTable | undefined };
 
 /**
  * A game as plain data (structured-cloneable: what `postMessage` and a child process's advanced
@@ -271,6 +272,7 @@ export class GameTable {
       reflectedSeq: 0,
       inputs: new InputLog(this.maxInputLog),
       traceparent: init.traceparent,
+      table: this,
     };
     this.games.set(game.id, game);
     let mine = this.unfinished.get(game.owner.username);
@@ -289,6 +291,7 @@ export class GameTable {
     const game = this.games.get(id);
     if (!game) return undefined;
     this.games.delete(id);
+    game.table = undefined;
     this.detached.set(id, { username: game.owner.username, atMs: this.clock() });
     return snapshotOf(game);
   }
@@ -321,7 +324,7 @@ export class GameTable {
     }
     const inputs = new InputLog(this.maxInputLog);
     for (const r of snapshot.inputs) inputs.push(r.seq, r.clientTimeMs, r.receivedAtMs, r.tick, r.effect);
-    const game: MutableGame = { ...snapshot, owner: { ...snapshot.owner }, inputs };
+    const game: MutableGame = { ...snapshot, owner: { ...snapshot.owner }, inputs, table: this };
     this.games.set(game.id, game);
     if (game.state.phase !== "over") {
       let mine = this.unfinished.get(game.owner.username);
@@ -407,7 +410,19 @@ export class GameTable {
    */
   tick(id: string): StepEvents | undefined {
     const game = this.games.get(id);
-    if (!game) return undefined;
+    return game ? this.step(game) : undefined;
+  }
+
+  /**
+   * `tick(game.id)` for a game object held here, found without a lookup by id (the real-time loop
+   * has it at hand); undefined when `game` is no longer in this table.
+   */
+  tickGame(game: Game): StepEvents | undefined {
+    const held = game as MutableGame;
+    return held.table === this ? this.step(held) : undefined;
+  }
+
+  private step(game: MutableGame): StepEvents {
     const events = tickInPlace(game.state);
     if (events.ticked) {
       game.reflectedSeq = game.lastInputSeq;
@@ -424,6 +439,7 @@ export class GameTable {
     const game = this.games.get(id);
     if (!game) return false;
     this.finish(game);
+    game.table = undefined;
     return this.games.delete(id);
   }
 

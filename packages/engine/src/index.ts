@@ -30,6 +30,7 @@ export {
   DEFAULT_HEARTBEAT_TTL_MS,
   SnapshotKeeper,
   type SnapshotKeeperOptions,
+  type KeptGameRef,
   gameOf,
   originOf,
   snapshotOf,

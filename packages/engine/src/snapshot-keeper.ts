@@ -36,9 +36,19 @@ const FAILURE_LOG_INTERVAL_MS = 5000;
 
 const PHASE_STATE: Record<Phase, PlayState> = { ready: PlayState.READY, playing: PlayState.PLAYING, over: PlayState.OVER };
 
+/**
+ * A game's record in a SnapshotKeeper: `changed` returns it, and takes it back to find the game
+ * without a lookup by id.
+ */
+export interface KeptGameRef {
+  readonly game: Game;
+}
+
 /** A game of this engine whose origin is in the store. */
-interface KeptGame {
+interface KeptGame extends KeptGameRef {
   game: Game;
+  /** No longer kept (it ended, moved, or was lost): a ref to it finds the game anew. */
+  forgotten: boolean;
   /** Its snapshot message, made at its first batch and rewritten in place after that. */
   message: SnapshotMessage | undefined;
   /** Changed since its snapshot last went into a batch. */
@@ -103,11 +113,15 @@ export class SnapshotKeeper {
     this.heartbeatTtlMs = options.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS;
   }
 
-  /** Game `game` ticked (or took an input): its snapshot goes out with this round's batch. */
-  changed(game: Game): void {
-    let kept = this.kept.get(game.id);
+  /**
+   * Game `game` ticked (or took an input): its snapshot goes out with this round's batch. Returns
+   * its record; handing that back next time (`known`) skips the lookup by id.
+   */
+  changed(game: Game, known?: KeptGameRef): KeptGameRef {
+    let kept = known as KeptGame | undefined;
+    if (kept === undefined || kept.forgotten || kept.game !== game) kept = this.kept.get(game.id);
     if (kept === undefined) {
-      kept = { game, message: undefined, dirty: false, inFlight: false };
+      kept = { game, message: undefined, dirty: false, inFlight: false, forgotten: false };
       this.kept.set(game.id, kept);
       this.store.writeOrigin(originOf(game)).catch((err: unknown) => this.failed("origin", err));
     } else {
@@ -117,9 +131,10 @@ export class SnapshotKeeper {
       kept.dirty = true;
       this.changedGames[this.changedCount++] = kept;
     }
-    if (this.flushQueued) return;
+    if (this.flushQueued) return kept;
     this.flushQueued = true;
     queueMicrotask(this.flushRound);
+    return kept;
   }
 
   /** The end of a round's synchronous work: its batch goes out, unless one is on its way. */
@@ -173,7 +188,10 @@ export class SnapshotKeeper {
         this.snapshotsWritten += batch.length - lost.length;
         for (const gameId of lost) {
           const kept = this.kept.get(gameId);
-          if (kept !== undefined) kept.dirty = false;
+          if (kept !== undefined) {
+            kept.dirty = false;
+            kept.forgotten = true;
+          }
           this.kept.delete(gameId);
           this.logger?.warn({ event: "game-lost", gameId }, "another engine continues this game; it stops here");
           this.onLost(gameId);
@@ -204,7 +222,10 @@ export class SnapshotKeeper {
   /** The game ended (or moved away): it is no longer written, and ended games leave the store. */
   forget(gameId: string, ended: boolean): void {
     const kept = this.kept.get(gameId);
-    if (kept !== undefined) kept.dirty = false;
+    if (kept !== undefined) {
+      kept.dirty = false;
+      kept.forgotten = true;
+    }
     this.kept.delete(gameId);
     if (ended) this.store.remove([gameId]).catch((err: unknown) => this.failed("remove", err));
   }
@@ -242,7 +263,7 @@ export class SnapshotKeeper {
     if (raced) return raced;
     const game = this.games.adopt(gameOf(stored, this.clock()));
     // Its origin is in the store already.
-    this.kept.set(gameId, { game, message: undefined, dirty: false, inFlight: false });
+    this.kept.set(gameId, { game, message: undefined, dirty: false, inFlight: false, forgotten: false });
     this.logger?.info({ event: "game-resumed", gameId, tick: game.state.tick, from: stored.snapshot.engine }, "game continued from its snapshot");
     return game;
   }

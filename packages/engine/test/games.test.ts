@@ -146,6 +146,33 @@ describe("GameTable.input and tick", () => {
   });
 });
 
+describe("GameTable.tickGame", () => {
+  it("ticks a game object while this table holds it, as tick(id) does, and refuses it once it left", () => {
+    const table = new GameTable();
+    const other = new GameTable();
+    const g = table.create({ id: "g", owner: alice, course: courseOf(openWorld()) });
+    table.input("g", "alice", { seq: 1, clientTimeMs: 0 });
+    expect(table.tickGame(g)).toMatchObject({ ticked: true });
+    expect(table.tick("g")).toMatchObject({ ticked: true });
+    expect(g.state.tick).toBe(2);
+    // Another table's game, a deleted game, and a game whose id now names another game.
+    expect(other.tickGame(g)).toBeUndefined();
+    table.delete("g");
+    expect(table.tickGame(g)).toBeUndefined();
+    const again = table.create({ id: "g", owner: alice, course: courseOf(openWorld()) });
+    table.input("g", "alice", { seq: 1, clientTimeMs: 0 });
+    expect(table.tickGame(g)).toBeUndefined();
+    expect(g.state.tick).toBe(2);
+    expect(table.tickGame(again)).toMatchObject({ ticked: true });
+    // Detached to another process, then adopted by a table: that table's to tick.
+    const detached = table.detach("g")!;
+    expect(table.tickGame(again)).toBeUndefined();
+    const adopted = other.adopt(structuredClone(detached));
+    expect(other.tickGame(adopted)).toMatchObject({ ticked: true });
+    expect(adopted.state.tick).toBe(2);
+  });
+});
+
 describe("GameTable capacity and sweeping", () => {
   it("is bounded, and frees finished games after their time to live", () => {
     const clock = fakeClock();

@@ -114,6 +114,67 @@ describe("TickScheduler", () => {
     expect(scheduler.size).toBe(1000);
   });
 
+  it("runs thousands of tasks in (deadline, start order) with cancels and stops mixed in, as a sorted list would", () => {
+    // A small deterministic generator: the same run every time.
+    let seed = 12345;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const clock = new ManualTickClock(0);
+    const scheduler = new TickScheduler({ clock });
+    const ran: Array<[number, number]> = [];
+    const expected: Array<[number, number]> = [];
+    // Reference: each task's next deadlines, kept apart from the scheduler.
+    const tasks: Array<{ id: number; start: number; stopAfter: number; cancelAt: number; handle: ReturnType<TickScheduler["schedule"]> }> = [];
+    for (let id = 0; id < 3000; id++) {
+      // Coarse starts, so many deadlines tie and the start order decides.
+      const start = Math.floor(random() * 40) / 4;
+      const stopAfter = 1 + Math.floor(random() * 6);
+      const cancelAt = random() < 0.2 ? start + 33 * (1 + Math.floor(random() * 4)) - 0.5 : Number.POSITIVE_INFINITY;
+      let runs = 0;
+      const handle = scheduler.schedule((info) => {
+        ran.push([info.scheduledMs, id]);
+        return ++runs < stopAfter;
+      }, start);
+      tasks.push({ id, start, stopAfter, cancelAt, handle });
+    }
+    const cancels = tasks.filter((t) => Number.isFinite(t.cancelAt)).sort((a, b) => a.cancelAt - b.cancelAt);
+    for (const t of cancels) {
+      clock.advanceTo(t.cancelAt);
+      t.handle.cancel();
+    }
+    clock.advanceTo(33 * 8);
+    for (const t of tasks) {
+      for (let k = 1; k <= t.stopAfter; k++) {
+        const at = t.start + 33 * k;
+        if (at >= t.cancelAt) break;
+        expected.push([at, t.id]);
+      }
+    }
+    expected.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    expect(ran).toEqual(expected);
+    expect(scheduler.size).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it("arms no timer for a task cancelled before its deadline", () => {
+    const { clock, counting, armed } = countingClock(0);
+    const scheduler = new TickScheduler({ clock: counting });
+    const first = scheduler.schedule(() => {}, 0);
+    let later = 0;
+    scheduler.schedule(() => void later++, 10);
+    expect(armed()).toBe(1);
+    first.cancel();
+    // Re-armed for the next live task's deadline (43), not woken at 33 for nothing.
+    expect(armed()).toBe(2);
+    clock.advanceTo(42.9);
+    expect(later).toBe(0);
+    clock.advanceTo(43);
+    expect(later).toBe(1);
+    expect(armed()).toBe(3);
+  });
+
   it("re-arms for a task with an earlier deadline", () => {
     const clock = new ManualTickClock(0);
     const scheduler = new TickScheduler({ clock });

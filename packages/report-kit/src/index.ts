@@ -1,3 +1,3 @@
 export { csvCell, csvRow } from "./csv.js";
 export { markdownCell, renderTable, type Table } from "./markdown.js";
-export { ExactHistogram } from "./histogram.js";
+export { buildIntegerHistogram, ExactHistogram, type IntegerHistogramRequest } from "./histogram.js";

@@ -12,53 +12,55 @@ import type { EngineBeat, SnapshotStore, StoredGame } from "./store.js";
  */
 export class MemorySnapshotStore implements SnapshotStore {
   readonly kind = "memory";
-  private readonly origins = new Map<string, Uint8Array>();
-  private readonly snapshots = new Map<string, GameSnapshot>();
-  private readonly owners = new Map<string, string>();
+  /** Each game's origin, latest snapshot and owning engine, in one entry: one lookup per write. */
+  private readonly games = new Map<string, StoredEntry>();
   private readonly beats = new Map<string, { beat: EngineBeat; untilMs: number }>();
 
   constructor(private readonly clock: () => number = Date.now) {}
 
+  private entry(gameId: string): StoredEntry {
+    let entry = this.games.get(gameId);
+    if (entry === undefined) {
+      entry = { origin: undefined, snapshot: undefined, owner: undefined };
+      this.games.set(gameId, entry);
+    }
+    return entry;
+  }
+
   async writeOrigin(origin: GameOrigin): Promise<void> {
-    this.origins.set(origin.gameId, toBinary(GameOriginSchema, origin));
+    this.entry(origin.gameId).origin = toBinary(GameOriginSchema, origin);
   }
 
   async writeSnapshots(engine: string, snapshots: readonly GameSnapshot[]): Promise<string[]> {
     const lost: string[] = [];
     for (const s of snapshots) {
-      const owner = this.owners.get(s.gameId);
-      if (owner !== undefined && owner !== engine) {
+      const entry = this.entry(s.gameId);
+      if (entry.owner !== undefined && entry.owner !== engine) {
         lost.push(s.gameId);
         continue;
       }
-      this.owners.set(s.gameId, engine);
+      entry.owner = engine;
       // A copy: a writer may reuse its message for its next snapshot. Copied into the one kept
       // already (scalar fields only), so a game's snapshots allocate once.
-      const kept = this.snapshots.get(s.gameId);
-      if (kept) copySnapshot(kept, s);
-      else this.snapshots.set(s.gameId, copySnapshot(create(GameSnapshotSchema), s));
+      if (entry.snapshot) copySnapshot(entry.snapshot, s);
+      else entry.snapshot = copySnapshot(create(GameSnapshotSchema), s);
     }
     return lost;
   }
 
   async claim(gameId: string, engine: string): Promise<void> {
-    this.owners.set(gameId, engine);
+    this.entry(gameId).owner = engine;
   }
 
   async read(gameId: string): Promise<StoredGame | undefined> {
-    const origin = this.origins.get(gameId);
-    const snapshot = this.snapshots.get(gameId);
-    if (!origin || !snapshot) return undefined;
+    const entry = this.games.get(gameId);
+    if (!entry?.origin || !entry.snapshot) return undefined;
     // Copies: the kept snapshot changes with the next write.
-    return { origin: fromBinary(GameOriginSchema, origin), snapshot: copySnapshot(create(GameSnapshotSchema), snapshot) };
+    return { origin: fromBinary(GameOriginSchema, entry.origin), snapshot: copySnapshot(create(GameSnapshotSchema), entry.snapshot) };
   }
 
   async remove(gameIds: readonly string[]): Promise<void> {
-    for (const id of gameIds) {
-      this.origins.delete(id);
-      this.snapshots.delete(id);
-      this.owners.delete(id);
-    }
+    for (const id of gameIds) this.games.delete(id);
   }
 
   async heartbeat(beat: EngineBeat, ttlMs: number): Promise<void> {
@@ -75,6 +77,13 @@ export class MemorySnapshotStore implements SnapshotStore {
   }
 
   async close(): Promise<void> {}
+}
+
+interface StoredEntry {
+  /** Encoded. */
+  origin: Uint8Array | undefined;
+  snapshot: GameSnapshot | undefined;
+  owner: string | undefined;
 }
 
 /** Copies every field of `from` into `into` (all scalars), field by field: no allocation once `into` holds doubles. */
