@@ -16,6 +16,7 @@ import {
   realTickClock,
   type ScheduledTask,
   SnapshotKeeper,
+  snapshotWritesFor,
   type TickClock,
   type TickFn,
   TickScheduler,
@@ -43,6 +44,8 @@ export class MeasuringScheduler extends TickScheduler {
   backToBack = 0;
   /** Timer callbacks (rounds) since the last `resetStats`. */
   rounds = 0;
+  /** Time inside the scheduler's timer callbacks since the last `resetStats`, ms. */
+  busyMs = 0;
   private burst = 0;
 
   /** `base`: the clock whose timers it measures (default: setTimeout's, `realTickClock`). */
@@ -58,6 +61,7 @@ export class MeasuringScheduler extends TickScheduler {
           const t = performance.now();
           fn();
           const ms = performance.now() - t;
+          self.busyMs += ms;
           if (ms > self.longestBurstMs) self.longestBurstMs = ms;
         }, delayMs),
       clearTimer: (handle) => base.clearTimer(handle),
@@ -85,6 +89,7 @@ export class MeasuringScheduler extends TickScheduler {
     this.longestBurstMs = 0;
     this.backToBack = 0;
     this.rounds = 0;
+    this.busyMs = 0;
   }
 }
 
@@ -208,6 +213,8 @@ export interface StepResult {
   readonly backToBack: number;
   /** Timer callbacks of the scheduler during the measurement (each runs the ticks due then). */
   readonly rounds: number;
+  /** Wall time inside those callbacks, ms (the ticks themselves; their microtasks run after). */
+  readonly busyMs: number;
 }
 
 export interface StepPlan {
@@ -267,8 +274,9 @@ export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Pro
   // Every game is the one bench player's: lift the per-player limit.
   const games = new GameTable({ maxGames: plan.games + 10, maxGamesPerPlayer: plan.games + 10, idleTtlMs: 3600_000 });
   const { scheduler, close } = measuringScheduler(plan.clock);
-  // As the server runs an engine: every tick's state also goes to the snapshot store (in memory for one engine).
-  const snapshots = new SnapshotKeeper({ store: new MemorySnapshotStore(), engine: "bench", games });
+  // As the server runs one engine: its snapshot store in memory, written when a game leaves.
+  const store = new MemorySnapshotStore();
+  const snapshots = new SnapshotKeeper({ store, engine: "bench", games, writes: snapshotWritesFor(store) });
   const handler = createGameSessionHandler({ games, scheduler, music: idleMusic(), score: idleScore(), logger: silentLogger, snapshots });
   const stats: SendStats = { frames: 0, frameBytes: 0, acks: 0, ended: 0, endReasons: {} };
   const flaps = new Set(schedule.flapTicks);
@@ -323,6 +331,7 @@ export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Pro
     gc: gcPauses,
     longestBurstMs: scheduler.longestBurstMs,
     rounds: scheduler.rounds,
+    busyMs: scheduler.busyMs,
     backToBack: scheduler.backToBack,
     allocBytesPerFrame: frames > 0 ? allocated.bytes / frames : 0,
   };

@@ -1,6 +1,6 @@
 // Child process for section 3b: the real stream server with the engine's game session handler,
 // over WebTransport (HTTP/2 mapping) and over plain WebSocket.
-import { createGameSessionHandler, GameTable, SnapshotKeeper } from "@flaplab/engine";
+import { createGameSessionHandler, GameTable, SnapshotKeeper, snapshotWritesFor } from "@flaplab/engine";
 import { type EngineShards, type ShardSample, startEngineShards } from "@flaplab/engine-shards";
 import { createStreamAuthorizer, createStreamTicketSigner, createStreamTicketVerifier, loadServiceKeys, type StreamTicketSigner } from "@flaplab/identity";
 import { createServer, type Server } from "node:http";
@@ -88,8 +88,9 @@ serveRequests(
         // The components' shared key, as the initiator signs tickets with and the server checks them.
         const serviceKeys = await loadServiceKeys({ dataDir: join(req.keysDir, "identity"), env: {} });
         tickets = createStreamTicketSigner({ privateKey: serviceKeys.privateKey, ttlSeconds: BENCH_TICKET_TTL_S });
-        // As the server runs an engine: every tick's state also goes to the snapshot store (in memory for one engine).
-        const snapshots = new SnapshotKeeper({ store: new MemorySnapshotStore(), engine: "bench", games });
+        // As the server runs one engine: its snapshot store in memory, written when a game leaves.
+        const store = new MemorySnapshotStore();
+        const snapshots = new SnapshotKeeper({ store, engine: "bench", games, writes: snapshotWritesFor(store) });
         const handler = createGameSessionHandler({ games, scheduler, music: idleMusic(), score: idleScore(), logger: silentLogger, snapshots });
         const routes = { [ENGINE_PATH]: { kind: "engine", handler } };
         const authorize = createStreamAuthorizer(createStreamTicketVerifier({ publicKey: serviceKeys.publicKey }));

@@ -14,6 +14,7 @@ import {
   type PendingRun,
   recordPendingRun,
   SnapshotKeeper,
+  snapshotWritesFor,
   TickScheduler,
   engineClockFromEnv,
 } from "@flaplab/engine";
@@ -122,7 +123,7 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
           closers.push(() => scheduler.stop());
           const store = await openStore(runtime, logger);
           closers.push(() => store.close());
-          const snapshots = new SnapshotKeeper({ store, engine: runtime.group.name, games: table, logger });
+          const snapshots = new SnapshotKeeper({ store, engine: runtime.group.name, games: table, logger, writes: snapshotWritesFor(store) });
           closers.push(() => snapshots.stop());
           await snapshots.startHeartbeats();
           runtime.mount(engineComponent, createEngine({ games, snapshots }));

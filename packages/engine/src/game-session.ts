@@ -250,6 +250,8 @@ class GameStream {
   private task: ScheduledTask | undefined;
   /** The game's record in the snapshot keeper, once it has one. */
   private kept: KeptGameRef | undefined;
+  /** The keeper writes the game's snapshot after every round it changed in. */
+  private readonly snapshotsEveryRound: boolean;
   private lastSeq: number;
   /** Inputs up to this seq were applied before this stream opened (re-sent after a move): dropped. */
   private readonly appliedSeq: number;
@@ -299,6 +301,7 @@ class GameStream {
     this.lastSeq = game.lastInputSeq;
     this.appliedSeq = game.lastInputSeq;
     this.inputCredit = config.maxInputBurst;
+    this.snapshotsEveryRound = config.snapshots?.writes === "every-round";
     const call = (verb: "Tick" | "HandleInput"): CallContext => ({
       component: "engine",
       verb,
@@ -311,6 +314,7 @@ class GameStream {
 
   start(): void {
     void this.session.closed.then((end) => this.onClosed(end.code, end.reason, end.by));
+    if (this.config.snapshots && !this.snapshotsEveryRound) this.kept = this.config.snapshots.track(this.game, this.kept);
     // Continued from a snapshot (moved, or resumed): the client resets from a full frame of the
     // tick the game stands at, sent at once. Its first message re-sends its latest press and every
     // press no frame reflected; the next tick runs as soon as they are read (one period at most).
@@ -436,7 +440,8 @@ class GameStream {
         return false;
       }
       if (!events.ticked) return false;
-      this.kept = this.config.snapshots?.changed(this.game, this.kept);
+      // Writing "on-leave", the keeper has nothing to do at a tick (the game has its record).
+      if (this.snapshotsEveryRound) this.kept = this.config.snapshots?.changed(this.game, this.kept);
       this.lateness.recordValue(info.latenessMs > 0 ? Math.round(info.latenessMs * 1000) : 0);
       this.ticksSkipped += info.skipped;
       const state = this.game.state;
@@ -637,7 +642,7 @@ class GameStream {
   private async handOver(target: MoveTarget | undefined): Promise<"moved" | "stranded" | "ended"> {
     if (!this.freeze()) return "ended";
     const keeper = this.config.snapshots!;
-    this.kept = keeper.changed(this.game, this.kept);
+    this.kept = keeper.save(this.game, this.kept);
     await keeper.written(this.gameId);
     if (target && this.moveTo(target)) return "moved";
     this.strand();

@@ -31,6 +31,8 @@ export {
   SnapshotKeeper,
   type SnapshotKeeperOptions,
   type KeptGameRef,
+  type SnapshotWrites,
+  snapshotWritesFor,
   gameOf,
   originOf,
   snapshotOf,

@@ -27,6 +27,26 @@ export interface SnapshotKeeperOptions {
   /** Heartbeat period and time to live, ms (default 200 and 1000). */
   readonly heartbeatIntervalMs?: number;
   readonly heartbeatTtlMs?: number;
+  /**
+   * When a game's snapshot is written (default "every-round"): after every round it changed in,
+   * or "on-leave": only when its stream ends before game over (its player may resume it), when it
+   * hands over. `snapshotWritesFor(store)` says which a store needs.
+   */
+  readonly writes?: SnapshotWrites;
+}
+
+/** When a SnapshotKeeper writes a game's snapshot (see `SnapshotKeeperOptions.writes`). */
+export type SnapshotWrites = "every-round" | "on-leave";
+
+/**
+ * The writes `store` needs: "on-leave" for the store in this process, "every-round" for any other.
+ * The in-process store serves one engine (`openSnapshotStore` refuses it for more) and dies with
+ * it, so a snapshot written every round is never read: only the one a game leaves with is (its
+ * player resumes it). A shared store outlives the engine: another engine continues the game from
+ * its latest round when this one dies.
+ */
+export function snapshotWritesFor(store: SnapshotStore): SnapshotWrites {
+  return store.kind === "memory" ? "on-leave" : "every-round";
 }
 
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 200;
@@ -93,6 +113,7 @@ export class SnapshotKeeper {
   private failures = { lastLogMs: Number.NEGATIVE_INFINITY, unlogged: 0 };
   private readonly heartbeatIntervalMs: number;
   private readonly heartbeatTtlMs: number;
+  readonly writes: SnapshotWrites;
   /**
    * Told of a game another engine took over (it resumed it: a partition, not a crash, cut this
    * engine's client off): this engine must stop playing it.
@@ -111,13 +132,37 @@ export class SnapshotKeeper {
     this.clock = options.clock ?? Date.now;
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
     this.heartbeatTtlMs = options.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS;
+    this.writes = options.writes ?? "every-round";
   }
 
   /**
-   * Game `game` ticked (or took an input): its snapshot goes out with this round's batch. Returns
-   * its record; handing that back next time (`known`) skips the lookup by id.
+   * Game `game` ticked (or took an input): its snapshot goes out with this round's batch (writing
+   * "on-leave": only its origin, the first time). Returns its record; handing that back next time
+   * (`known`) skips the lookup by id.
    */
   changed(game: Game, known?: KeptGameRef): KeptGameRef {
+    const kept = this.record(game, known);
+    if (this.writes === "every-round") this.mark(kept);
+    return kept;
+  }
+
+  /**
+   * Makes game `game`'s record (its origin goes to the store) without writing its snapshot: what a
+   * game needs, writing "on-leave", to be written when it leaves.
+   */
+  track(game: Game, known?: KeptGameRef): KeptGameRef {
+    return this.record(game, known);
+  }
+
+  /** As `changed`, whatever `writes` says: the game's snapshot goes out with this round's batch. */
+  save(game: Game, known?: KeptGameRef): KeptGameRef {
+    const kept = this.record(game, known);
+    this.mark(kept);
+    return kept;
+  }
+
+  /** Game `game`'s record, made (and its origin written) the first time. */
+  private record(game: Game, known: KeptGameRef | undefined): KeptGame {
     let kept = known as KeptGame | undefined;
     if (kept === undefined || kept.forgotten || kept.game !== game) kept = this.kept.get(game.id);
     if (kept === undefined) {
@@ -127,14 +172,18 @@ export class SnapshotKeeper {
     } else {
       kept.game = game;
     }
+    return kept;
+  }
+
+  /** Puts `kept` in this round's batch. */
+  private mark(kept: KeptGame): void {
     if (!kept.dirty) {
       kept.dirty = true;
       this.changedGames[this.changedCount++] = kept;
     }
-    if (this.flushQueued) return kept;
+    if (this.flushQueued) return;
     this.flushQueued = true;
     queueMicrotask(this.flushRound);
-    return kept;
   }
 
   /** The end of a round's synchronous work: its batch goes out, unless one is on its way. */
@@ -206,6 +255,8 @@ export class SnapshotKeeper {
       const sent = sending[i] as KeptGame;
       sending[i] = undefined;
       sent.inFlight = false;
+      // Nobody waits (a drain or a hand-over is rare): no lookups per game.
+      if (this.waiters.size === 0) continue;
       const gameId = sent.game.id;
       // Changed again: its waiters wait for the next batch.
       if (this.kept.get(gameId)?.dirty) continue;
@@ -219,12 +270,16 @@ export class SnapshotKeeper {
     if (this.changedCount > 0 && !this.flushQueued) void this.flush();
   }
 
-  /** The game ended (or moved away): it is no longer written, and ended games leave the store. */
+  /**
+   * The game ended, moved away or left: it is no longer written, and ended games leave the store.
+   * Writing "on-leave", a game that left before game over (`ended` false) is written one last time.
+   */
   forget(gameId: string, ended: boolean): void {
     const kept = this.kept.get(gameId);
     if (kept !== undefined) {
       kept.dirty = false;
       kept.forgotten = true;
+      if (!ended && this.writes === "on-leave") this.mark(kept);
     }
     this.kept.delete(gameId);
     if (ended) this.store.remove([gameId]).catch((err: unknown) => this.failed("remove", err));

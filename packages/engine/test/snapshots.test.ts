@@ -6,7 +6,17 @@ import { CloseCode } from "@flaplab/game-stream";
 import { MemoryStreamSession } from "@flaplab/game-stream/testing";
 import { MemorySnapshotStore } from "@flaplab/snapshots";
 import { describe, expect, it } from "vitest";
-import { GameTable, ManualTickClock, SnapshotKeeper, TickScheduler, courseOf, createEngine, createGameSessionHandler } from "../src/index.js";
+import {
+  GameTable,
+  ManualTickClock,
+  SnapshotKeeper,
+  type SnapshotWrites,
+  TickScheduler,
+  courseOf,
+  createEngine,
+  createGameSessionHandler,
+  snapshotWritesFor,
+} from "../src/index.js";
 import { fakeMusic, fakeScore, flush, handlerContext, input, memoryLogger, principal, rejection } from "./fakes.js";
 import { EASY_FLAP_TICKS, EASY_SEED, easyWorld } from "./fixtures.js";
 
@@ -14,10 +24,10 @@ const alice = principal("alice");
 const bob = principal("bob");
 
 /** One engine of a deployment whose engines share `store`; all engines share `clock`. */
-function engine(name: string, store: MemorySnapshotStore, clock: ManualTickClock) {
+function engine(name: string, store: MemorySnapshotStore, clock: ManualTickClock, writes: SnapshotWrites = "every-round") {
   const games = new GameTable({ sweepIntervalMs: 0 });
   const scheduler = new TickScheduler({ clock });
-  const keeper = new SnapshotKeeper({ store, engine: name, games });
+  const keeper = new SnapshotKeeper({ store, engine: name, games, writes });
   const score = fakeScore();
   const handler = createGameSessionHandler({
     games,
@@ -221,6 +231,63 @@ describe("snapshots", () => {
     expect(framesOf(onB).map((f) => f.tick)).toEqual([20, 21, 22]);
     await ticks(clock, 3);
     expect(framesOf(onB).at(-1)!.tick).toBe(25);
+  });
+
+  describe("written on leave (the store in the engine's own process)", () => {
+    /** One engine on an in-process store, as a one-engine deployment runs it, with game g1 started. */
+    async function alone() {
+      const store = new MemorySnapshotStore();
+      const clock = new ManualTickClock(10_000);
+      const a = engine("engine-a", store, clock, snapshotWritesFor(store));
+      a.games.create({ id: "g1", owner: alice, course: courseOf(easyWorld()), seed: EASY_SEED });
+      const session = a.connect("g1");
+      input(session, 1);
+      await flush();
+      return { store, clock, a, session };
+    }
+
+    it("is what an in-process store gets; any other store is written every round", () => {
+      expect(snapshotWritesFor(new MemorySnapshotStore())).toBe("on-leave");
+      const shared = Object.assign(Object.create(MemorySnapshotStore.prototype) as MemorySnapshotStore, { kind: "redis" });
+      expect(snapshotWritesFor(shared)).toBe("every-round");
+    });
+
+    it("writes nothing while the game plays, then the tick it stands at when its stream ends: its player resumes from there", async () => {
+      const { store, clock, a, session } = await alone();
+      await ticks(clock, 20);
+      expect(a.keeper.batches).toBe(0);
+      expect(await store.read("g1")).toBeUndefined();
+      session.leave();
+      await flush();
+      expect(a.games.has("g1")).toBe(false);
+      expect((await store.read("g1"))?.snapshot).toMatchObject({ tick: 20, phase: PlayState.PLAYING, engine: "engine-a" });
+      // The same engine continues it for its player, at that tick.
+      const resumed = await a.rpc.resumeGame(create(ResumeGameRequestSchema, { gameId: "g1" }), handlerContext("resumeGame", "alice"));
+      expect(resumed).toMatchObject({ gameId: "g1", tick: 20 });
+      const again = a.connect("g1");
+      await ticks(clock, 2);
+      expect(framesOf(again).map((f) => [f.tick, f.full])).toEqual([
+        [20, true],
+        [21, false],
+        [22, false],
+      ]);
+    });
+
+    it("still writes a drained game before it moves", async () => {
+      const { store, clock, a, session } = await alone();
+      await ticks(clock, 10);
+      expect(await drainAfterTick(a, clock)).toEqual({ moved: 1, stranded: 0 });
+      expect(movedOf(session)).toMatchObject({ tick: 11 });
+      expect((await store.read("g1"))?.snapshot).toMatchObject({ tick: 11 });
+    });
+
+    it("removes an ended game from the store, as every-round does", async () => {
+      const { store, clock, a, session } = await alone();
+      await ticks(clock, 1000);
+      expect(session.end).toMatchObject({ code: CloseCode.Normal });
+      expect(a.keeper.batches).toBe(0);
+      expect(await store.read("g1")).toBeUndefined();
+    });
   });
 
   it("refuse new and resumed games on a draining engine (the initiator tries another)", async () => {

@@ -1,7 +1,8 @@
 import * as hdr from "hdr-histogram-js";
 
 /**
- * The counts index of integer `value` (0 ≤ value < 2³¹) in `h`, found with Math.clz32 and shifts:
+ * The counts index of integer `value` (0 ≤ value < 2³¹) in `h`, found with Math.clz32 and shifts
+ * (the index is far below 2³¹: the counts array is indexed by it):
  * what hdr-histogram-js's `countsArrayIndex` computes with Math.log2, Math.pow and a division,
  * which made each record cost several times more. Undefined for other values (the library's own
  * path takes them).
@@ -12,7 +13,7 @@ function integerCountsIndex(h: hdr.JsHistogram, value: number): number | undefin
   const unit = h.unitMagnitude;
   const bucket = Math.max(31 - Math.clz32(value) - magnitude - unit, 0);
   const subBucket = value >>> (bucket + unit);
-  return (bucket + 1) * 2 ** magnitude + subBucket - h.subBucketHalfCount;
+  return ((bucket + 1) << magnitude) + subBucket - h.subBucketHalfCount;
 }
 
 /** hdr-histogram-js's 32-bit-count histogram, recording integers through `integerCountsIndex`. */
