@@ -14,11 +14,9 @@ import {
   engineClockFromEnv,
   ManualTickClock,
   realTickClock,
-  type ScheduledTask,
   SnapshotKeeper,
   snapshotWritesFor,
   type TickClock,
-  type TickFn,
   TickScheduler,
 } from "@flaplab/engine";
 import { MemorySnapshotStore } from "@flaplab/snapshots";
@@ -32,21 +30,19 @@ import { Hist } from "./hist.js";
 import { startProfile, stopProfile } from "./inspector-profile.js";
 
 /**
- * A TickScheduler that records every tick's lateness (µs) and skipped deadlines, how long its
- * longest timer callback ran, and how often one callback ran the same task twice (its second tick
- * before anything else, such as that game's input, could run).
+ * A TickScheduler that records every tick's lateness (µs) and skipped deadlines (through the
+ * scheduler's `observe` hook: no closure of its own per task), and how many timer callbacks
+ * (rounds) ran, for how long in all and at most.
  */
 export class MeasuringScheduler extends TickScheduler {
   readonly lateness = new Hist();
   skipped = 0;
   ticks = 0;
   longestBurstMs = 0;
-  backToBack = 0;
   /** Timer callbacks (rounds) since the last `resetStats`. */
   rounds = 0;
   /** Time inside the scheduler's timer callbacks since the last `resetStats`, ms. */
   busyMs = 0;
-  private burst = 0;
 
   /** `base`: the clock whose timers it measures (default: setTimeout's, `realTickClock`). */
   constructor(base: TickClock = realTickClock) {
@@ -56,7 +52,6 @@ export class MeasuringScheduler extends TickScheduler {
       setTimer: (fn, delayMs) =>
         base.setTimer(() => {
           const self = timed.self!;
-          self.burst++;
           self.rounds++;
           const t = performance.now();
           fn();
@@ -66,20 +61,16 @@ export class MeasuringScheduler extends TickScheduler {
         }, delayMs),
       clearTimer: (handle) => base.clearTimer(handle),
     };
-    super({ clock });
+    super({
+      clock,
+      observe: (info) => {
+        const self = timed.self!;
+        self.lateness.record(info.latenessMs * 1000);
+        self.skipped += info.skipped;
+        self.ticks++;
+      },
+    });
     timed.self = this;
-  }
-
-  override schedule(fn: TickFn, startMs?: number): ScheduledTask {
-    let lastBurst = -1;
-    return super.schedule((info) => {
-      this.lateness.record(info.latenessMs * 1000);
-      this.skipped += info.skipped;
-      this.ticks++;
-      if (lastBurst === this.burst) this.backToBack++;
-      lastBurst = this.burst;
-      return fn(info);
-    }, startMs);
   }
 
   resetStats(): void {
@@ -87,7 +78,6 @@ export class MeasuringScheduler extends TickScheduler {
     this.skipped = 0;
     this.ticks = 0;
     this.longestBurstMs = 0;
-    this.backToBack = 0;
     this.rounds = 0;
     this.busyMs = 0;
   }
@@ -209,8 +199,6 @@ export interface StepResult {
   readonly longestBurstMs: number;
   /** JS heap bytes allocated during the measurement ÷ tick frames (the in-memory client's included). */
   readonly allocBytesPerFrame: number;
-  /** Ticks that ran in the same timer callback as the same game's previous tick. */
-  readonly backToBack: number;
   /** Timer callbacks of the scheduler during the measurement (each runs the ticks due then). */
   readonly rounds: number;
   /** Wall time inside those callbacks, ms (the ticks themselves; their microtasks run after). */
@@ -332,7 +320,6 @@ export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Pro
     longestBurstMs: scheduler.longestBurstMs,
     rounds: scheduler.rounds,
     busyMs: scheduler.busyMs,
-    backToBack: scheduler.backToBack,
     allocBytesPerFrame: frames > 0 ? allocated.bytes / frames : 0,
   };
   for (const s of sessions) s.leave();

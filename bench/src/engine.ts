@@ -50,7 +50,6 @@ export interface EngineRow {
   readonly client?: ClientStats;
   readonly gc?: GcPauses;
   readonly longestBurstMs?: number;
-  readonly backToBack?: number;
   /** JS heap bytes allocated per tick frame during the measurement. */
   readonly allocBytesPerFrame?: number;
   /** The client link of a stream row, and how its server ran (`LinkVariant.name`). */
@@ -163,7 +162,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
         const reasons = Object.entries(r.endReasons).map(([k, v]) => `${v}× "${k}"`).join(", ");
         const callbacks = `${count(Math.round((r.rounds * 1000) / r.wallMs))} timer callbacks/s`;
         const note = [callbacks, reasons ? `ended: ${reasons}` : ""].filter(Boolean).join("; ");
-        rows.push({ transport, games, lateness: r.lateness, ticks: r.ticks, skipped: r.skipped, lost: r.ended, cpuPerFrameUs: r.cpuPerFrameUs, pass, note, gc: r.gc, longestBurstMs: r.longestBurstMs, backToBack: r.backToBack, allocBytesPerFrame: r.allocBytesPerFrame });
+        rows.push({ transport, games, lateness: r.lateness, ticks: r.ticks, skipped: r.skipped, lost: r.ended, cpuPerFrameUs: r.cpuPerFrameUs, pass, note, gc: r.gc, longestBurstMs: r.longestBurstMs, allocBytesPerFrame: r.allocBytesPerFrame });
         opts.log(
           `  engine memory ${games} games, ${clock} clock: lateness p50 ${sig(r.lateness.p50)} p99 ${sig(r.lateness.p99)} µs, ${sig(r.cpuPerFrameUs)} µs CPU/frame, ` +
             `${sig(r.allocBytesPerFrame)} B allocated/frame, GC max ${sig(r.gc.maxMs)} ms, ${r.ended} lost, ${callbacks}`,
@@ -197,7 +196,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
         const child = await startChild("engine-child.ts", ["--expose-gc", ...(transport === "gc-small-young" ? SMALL_YOUNG_GENERATION : [])]);
         try {
           const r = await child.request<StepResult>({ type: "step", games: GC_GOAL_GAMES, rampMs: plan.rampMs, settleMs: plan.settleMs, measureMs: plan.measureMs }, 120_000);
-          rows.push({ transport, games: GC_GOAL_GAMES, lateness: r.lateness, ticks: r.ticks, skipped: r.skipped, lost: r.ended, cpuPerFrameUs: r.cpuPerFrameUs, pass: (r.lateness.p99 ?? Infinity) <= LATENESS_LIMIT_US, note: `round ${round}`, gc: r.gc, longestBurstMs: r.longestBurstMs, backToBack: r.backToBack, allocBytesPerFrame: r.allocBytesPerFrame, round });
+          rows.push({ transport, games: GC_GOAL_GAMES, lateness: r.lateness, ticks: r.ticks, skipped: r.skipped, lost: r.ended, cpuPerFrameUs: r.cpuPerFrameUs, pass: (r.lateness.p99 ?? Infinity) <= LATENESS_LIMIT_US, note: `round ${round}`, gc: r.gc, longestBurstMs: r.longestBurstMs, allocBytesPerFrame: r.allocBytesPerFrame, round });
           opts.log(`  engine memory ${GC_GOAL_GAMES} games, fresh process, ${transport}, round ${round}: p99 ${sig(r.lateness.p99)} µs, ${sig(r.cpuPerFrameUs)} µs CPU/frame, GC ${r.gc.count} pauses, total ${sig(r.gc.totalMs)} ms, max ${sig(r.gc.maxMs)} ms`);
         } finally {
           await child.stop();
@@ -235,7 +234,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
         const closes = Object.entries(c.closedByServer).map(([k, v]) => `${v}× "${k}"`).join(", ");
         const note = [opened.failed > 0 ? `${opened.failed} failed to open (${opened.firstError})` : "", closes ? `closed: ${closes}` : "", stepping ? "" : "link table only"].filter(Boolean).join("; ");
         const wireBytesPerFrame = wire0 !== null && wire1 !== null && c.frames > 0 ? (wire1 - wire0) / c.frames : null;
-        rows.push({ transport: "stream", link, variant, games, lateness: s.lateness, ticks: s.ticks, skipped: s.skipped, lost, cpuPerFrameUs: s.ticks > 0 ? s.cpuUs / s.ticks : null, pass, note, client: c, gc: s.gc, longestBurstMs: s.longestBurstMs, backToBack: s.backToBack, wireBytesPerFrame, counted: stepping });
+        rows.push({ transport: "stream", link, variant, games, lateness: s.lateness, ticks: s.ticks, skipped: s.skipped, lost, cpuPerFrameUs: s.ticks > 0 ? s.cpuUs / s.ticks : null, pass, note, client: c, gc: s.gc, longestBurstMs: s.longestBurstMs, wireBytesPerFrame, counted: stepping });
         opts.log(
           `  engine ${variant} ${games} games (opened in ${(opened.openMs / 1000).toFixed(1)} s): lateness p50 ${sig(s.lateness.p50)} p99 ${sig(s.lateness.p99)} µs, ` +
             `${sig(s.ticks > 0 ? s.cpuUs / s.ticks : null)} µs server CPU/frame, ${sig(wireBytesPerFrame)} loopback B/frame, ` +
@@ -378,7 +377,6 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
             r.cpuPerFrameUs ? `CPU-bound ≈ ${count(1e6 / r.cpuPerFrameUs / (1000 / 33))} games/core` : "",
             r.gc ? `GC: ${r.gc.count} pauses, p50 ${sig(r.gc.p50Ms)} ms, max ${sig(r.gc.maxMs)} ms, ${r.gc.over2Ms} > 2 ms` : "",
             r.longestBurstMs !== undefined ? `longest timer callback ${sig(r.longestBurstMs)} ms` : "",
-            r.backToBack ? `${count(r.backToBack)} ticks back-to-back` : "",
             r.note,
           ].filter(Boolean).join("; "),
         ]),

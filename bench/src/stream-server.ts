@@ -54,7 +54,6 @@ export interface StreamServerStats {
   readonly games: number;
   readonly gc: GcPauses;
   readonly longestBurstMs: number;
-  readonly backToBack: number;
 }
 
 const schedule = findFlapSchedule();
@@ -154,7 +153,6 @@ serveRequests(
           games: games.size,
           gc: gc.stop(),
           longestBurstMs: scheduler.longestBurstMs,
-          backToBack: scheduler.backToBack,
         } satisfies StreamServerStats;
       }
       case "clear":

@@ -175,6 +175,17 @@ describe("TickScheduler", () => {
     expect(armed()).toBe(3);
   });
 
+  it("shows every run's TickInfo to its observer before the task's function", () => {
+    const clock = new ManualTickClock(0);
+    const seen: string[] = [];
+    const scheduler = new TickScheduler({ clock, observe: (info) => void seen.push(`observe k${info.k} late ${info.latenessMs}`) });
+    scheduler.schedule((info) => void seen.push(`task k${info.k}`));
+    clock.advance(33);
+    clock.jump(33 + 5); // the timer is 5 ms late
+    clock.runDue();
+    expect(seen).toEqual(["observe k1 late 0", "task k1", "observe k2 late 5", "task k2"]);
+  });
+
   it("re-arms for a task with an earlier deadline", () => {
     const clock = new ManualTickClock(0);
     const scheduler = new TickScheduler({ clock });
