@@ -79,11 +79,11 @@ export const LINK_VARIANTS: readonly LinkVariant[] = [
 const STREAM_WARMUP_GAMES = 100;
 
 const FULL = {
-  memory: [1000, 2000, 4000, 6000, 8000, 10_000, 12_000],
+  memory: [1000, 1500, 2000, 3000, 4000, 6000, 8000, 10_000, 12_000],
   /** Tried, largest first, only when the first step of `memory` fails. */
   memoryBelow: [500, 250],
   /** In memory, one shard (worker thread) per core. */
-  sharded: [2000, 4000, 6000, 8000, 10_000, 12_000],
+  sharded: [2000, 3000, 4000, 6000, 8000, 10_000, 12_000],
   shardedBelow: [1000, 500],
   stream: [100, 200, 400, 900, 1500],
   streamBelow: [50, 25],
