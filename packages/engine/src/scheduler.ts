@@ -114,22 +114,16 @@ class DeadlineHeap {
 
   push(task: Task): void {
     if (this.count === this.deadlines.length) this.grow();
-    const { deadlines, orders, tasks } = this;
     const deadline = task.deadline;
     const order = task.order;
     let i = this.count++;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      const pd = deadlines[parent] as number;
-      if (pd < deadline || (pd === deadline && (orders[parent] as number) < order)) break;
-      deadlines[i] = pd;
-      orders[i] = orders[parent] as number;
-      tasks[i] = tasks[parent];
+      if (this.before(parent, deadline, order)) break;
+      this.move(parent, i);
       i = parent;
     }
-    deadlines[i] = deadline;
-    orders[i] = order;
-    tasks[i] = task;
+    this.place(i, deadline, order, task);
   }
 
   /** Removes and returns the earliest task. */
@@ -140,32 +134,40 @@ class DeadlineHeap {
     const n = --this.count;
     const deadline = deadlines[n] as number;
     const order = orders[n] as number;
-    const last = tasks[n];
+    const last = tasks[n] as Task;
     tasks[n] = undefined;
-    if (n > 0) {
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        if (l >= n) break;
-        const r = l + 1;
-        let c = l;
-        if (r < n) {
-          const ld = deadlines[l] as number;
-          const rd = deadlines[r] as number;
-          if (rd < ld || (rd === ld && (orders[r] as number) < (orders[l] as number))) c = r;
-        }
-        const cd = deadlines[c] as number;
-        if (deadline < cd || (deadline === cd && order < (orders[c] as number))) break;
-        deadlines[i] = cd;
-        orders[i] = orders[c] as number;
-        tasks[i] = tasks[c];
-        i = c;
-      }
-      deadlines[i] = deadline;
-      orders[i] = order;
-      tasks[i] = last;
+    if (n === 0) return top;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= n) break;
+      const r = l + 1;
+      const c = r < n && this.before(r, deadlines[l] as number, orders[l] as number) ? r : l;
+      if (!this.before(c, deadline, order)) break;
+      this.move(c, i);
+      i = c;
     }
+    this.place(i, deadline, order, last);
     return top;
+  }
+
+  /** Slot `i` comes before (`deadline`, `order`). */
+  private before(i: number, deadline: number, order: number): boolean {
+    const d = this.deadlines[i] as number;
+    return d < deadline || (d === deadline && (this.orders[i] as number) < order);
+  }
+
+  /** Slot `to` takes what slot `from` holds. */
+  private move(from: number, to: number): void {
+    this.deadlines[to] = this.deadlines[from] as number;
+    this.orders[to] = this.orders[from] as number;
+    this.tasks[to] = this.tasks[from];
+  }
+
+  private place(i: number, deadline: number, order: number, task: Task): void {
+    this.deadlines[i] = deadline;
+    this.orders[i] = order;
+    this.tasks[i] = task;
   }
 
   /** Every task in it, emptied. */
