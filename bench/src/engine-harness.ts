@@ -31,8 +31,8 @@ import { startProfile, stopProfile } from "./inspector-profile.js";
 
 /**
  * A TickScheduler that records every tick's lateness (µs) and skipped deadlines (through the
- * scheduler's `observe` hook: no closure of its own per task), and how many timer callbacks
- * (rounds) ran, for how long in all and at most.
+ * scheduler's `observe` hook: no closure of its own per task), how many timer callbacks (rounds)
+ * ran and how long the longest one took.
  */
 export class MeasuringScheduler extends TickScheduler {
   readonly lateness = new Hist();
@@ -41,8 +41,6 @@ export class MeasuringScheduler extends TickScheduler {
   longestBurstMs = 0;
   /** Timer callbacks (rounds) since the last `resetStats`. */
   rounds = 0;
-  /** Time inside the scheduler's timer callbacks since the last `resetStats`, ms. */
-  busyMs = 0;
 
   /** `base`: the clock whose timers it measures (default: setTimeout's, `realTickClock`). */
   constructor(base: TickClock = realTickClock) {
@@ -56,7 +54,6 @@ export class MeasuringScheduler extends TickScheduler {
           const t = performance.now();
           fn();
           const ms = performance.now() - t;
-          self.busyMs += ms;
           if (ms > self.longestBurstMs) self.longestBurstMs = ms;
         }, delayMs),
       clearTimer: (handle) => base.clearTimer(handle),
@@ -79,7 +76,6 @@ export class MeasuringScheduler extends TickScheduler {
     this.ticks = 0;
     this.longestBurstMs = 0;
     this.rounds = 0;
-    this.busyMs = 0;
   }
 }
 
@@ -201,8 +197,6 @@ export interface StepResult {
   readonly allocBytesPerFrame: number;
   /** Timer callbacks of the scheduler during the measurement (each runs the ticks due then). */
   readonly rounds: number;
-  /** Wall time inside those callbacks, ms (the ticks themselves; their microtasks run after). */
-  readonly busyMs: number;
 }
 
 export interface StepPlan {
@@ -319,7 +313,6 @@ export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Pro
     gc: gcPauses,
     longestBurstMs: scheduler.longestBurstMs,
     rounds: scheduler.rounds,
-    busyMs: scheduler.busyMs,
     allocBytesPerFrame: frames > 0 ? allocated.bytes / frames : 0,
   };
   for (const s of sessions) s.leave();

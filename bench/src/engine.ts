@@ -222,11 +222,21 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
       const srv = (server = await startChild("stream-server.ts", ["--expose-gc"]));
       const cli = (clients = await startChild("stream-clients.ts"));
       const info = await srv.request<StreamServerInfo>({ type: "start", keysDir: dir, shards }, 60_000);
-      const step = async (games: number, stepping: boolean): Promise<boolean> => {
-        const made = await srv.request<StreamGame[]>({ type: "games", count: games, prefix: `${link}-${games}` });
+      /** Makes `games` games, opens their streams from the clients and starts them. */
+      const play = async (games: number, prefix: string): Promise<OpenResult> => {
+        const made = await srv.request<StreamGame[]>({ type: "games", count: games, prefix });
         const url = link === "websocket" ? info.wsUrl : info.url;
         const opened = await cli.request<OpenResult>({ type: "open", link, url, certSha256: info.certSha256, games: made, concurrency: 16 }, 180_000);
         await cli.request({ type: "start", rampMs: plan.rampMs }, 60_000);
+        return opened;
+      };
+      /** Closes every game's stream and clears the server's table. */
+      const endAll = async (): Promise<void> => {
+        await cli.request({ type: "close" }, 60_000);
+        await srv.request({ type: "clear" }, 30_000);
+      };
+      const step = async (games: number, stepping: boolean): Promise<boolean> => {
+        const opened = await play(games, `${link}-${games}`);
         await sleep(plan.settleMs);
         await srv.request({ type: "reset" });
         await cli.request({ type: "reset" });
@@ -246,20 +256,16 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
             `${sig(s.ticks > 0 ? s.cpuUs / s.ticks : null)} µs server CPU/frame, ${sig(wireBytesPerFrame)} loopback B/frame, ` +
             `frame gap p99 ${sig(c.interArrivalStats.p99)} ms, input→ack median ${sig(c.inputToAck.median)} ms${note ? `; ${note}` : ""}`,
         );
-        await cli.request({ type: "close" }, 60_000);
-        await srv.request({ type: "clear" }, 30_000);
+        await endAll();
         return pass;
       };
       // Warm-up, not measured: the server's JIT optimizes the stream path under load first, as it
       // has in a server that has run a while (measured at once, 100 games spent ≈ 15 % of the
       // server's CPU compiling and ran ≈ 30 % more CPU per frame than after 8 s).
       if (plan.streamWarmupMs > 0) {
-        const made = await srv.request<StreamGame[]>({ type: "games", count: STREAM_WARMUP_GAMES, prefix: `${link}-warmup` });
-        await cli.request<OpenResult>({ type: "open", link, url: link === "websocket" ? info.wsUrl : info.url, certSha256: info.certSha256, games: made, concurrency: 16 }, 180_000);
-        await cli.request({ type: "start", rampMs: plan.rampMs }, 60_000);
+        await play(STREAM_WARMUP_GAMES, `${link}-warmup`);
         await sleep(plan.streamWarmupMs);
-        await cli.request({ type: "close" }, 60_000);
-        await srv.request({ type: "clear" }, 30_000);
+        await endAll();
       }
       await step(1, false);
       await stepGames(plan.stream, plan.streamBelow, (games) => step(games, true));

@@ -130,6 +130,7 @@ export function createGameSessionHandler(deps: GameSessionDeps): GameSessionHand
     sleep: deps.sleep ?? realSleep,
     writer: new FrameWriter(),
     snapshots: deps.snapshots,
+    snapshotsEveryRound: deps.snapshots?.writes === "every-round",
     outbox: deps.outbox,
   };
   const live = new Map<string, GameStream>();
@@ -232,6 +233,8 @@ interface StreamConfig {
   /** Every frame and ack of this handler's games is written here, then copied for the transport. */
   readonly writer: FrameWriter;
   readonly snapshots: SnapshotKeeper | undefined;
+  /** The keeper writes a game's snapshot after every round it changed in. */
+  readonly snapshotsEveryRound: boolean;
   readonly outbox: RunOutbox | undefined;
 }
 
@@ -250,8 +253,6 @@ class GameStream {
   private task: ScheduledTask | undefined;
   /** The game's record in the snapshot keeper, once it has one. */
   private kept: KeptGameRef | undefined;
-  /** The keeper writes the game's snapshot after every round it changed in. */
-  private readonly snapshotsEveryRound: boolean;
   private lastSeq: number;
   /** Inputs up to this seq were applied before this stream opened (re-sent after a move): dropped. */
   private readonly appliedSeq: number;
@@ -301,7 +302,6 @@ class GameStream {
     this.lastSeq = game.lastInputSeq;
     this.appliedSeq = game.lastInputSeq;
     this.inputCredit = config.maxInputBurst;
-    this.snapshotsEveryRound = config.snapshots?.writes === "every-round";
     const call = (verb: "Tick" | "HandleInput"): CallContext => ({
       component: "engine",
       verb,
@@ -314,7 +314,7 @@ class GameStream {
 
   start(): void {
     void this.session.closed.then((end) => this.onClosed(end.code, end.reason, end.by));
-    if (this.config.snapshots && !this.snapshotsEveryRound) this.kept = this.config.snapshots.track(this.game, this.kept);
+    if (this.config.snapshots && !this.config.snapshotsEveryRound) this.kept = this.config.snapshots.track(this.game, this.kept);
     // Continued from a snapshot (moved, or resumed): the client resets from a full frame of the
     // tick the game stands at, sent at once. Its first message re-sends its latest press and every
     // press no frame reflected; the next tick runs as soon as they are read (one period at most).
@@ -441,7 +441,7 @@ class GameStream {
       }
       if (!events.ticked) return false;
       // Writing "on-leave", the keeper has nothing to do at a tick (the game has its record).
-      if (this.snapshotsEveryRound) this.kept = this.config.snapshots?.changed(this.game, this.kept);
+      if (this.config.snapshotsEveryRound) this.kept = this.config.snapshots?.changed(this.game, this.kept);
       this.lateness.recordValue(info.latenessMs > 0 ? Math.round(info.latenessMs * 1000) : 0);
       this.ticksSkipped += info.skipped;
       const state = this.game.state;

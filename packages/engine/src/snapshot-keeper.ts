@@ -236,12 +236,7 @@ export class SnapshotKeeper {
         this.batches++;
         this.snapshotsWritten += batch.length - lost.length;
         for (const gameId of lost) {
-          const kept = this.kept.get(gameId);
-          if (kept !== undefined) {
-            kept.dirty = false;
-            kept.forgotten = true;
-          }
-          this.kept.delete(gameId);
+          this.drop(gameId);
           this.logger?.warn({ event: "game-lost", gameId }, "another engine continues this game; it stops here");
           this.onLost(gameId);
         }
@@ -275,14 +270,20 @@ export class SnapshotKeeper {
    * Writing "on-leave", a game that left before game over (`ended` false) is written one last time.
    */
   forget(gameId: string, ended: boolean): void {
+    const kept = this.drop(gameId);
+    if (kept !== undefined && !ended && this.writes === "on-leave") this.mark(kept);
+    if (ended) this.store.remove([gameId]).catch((err: unknown) => this.failed("remove", err));
+  }
+
+  /** Stops keeping game `gameId` (nothing pending is written; a ref to it finds the game anew). */
+  private drop(gameId: string): KeptGame | undefined {
     const kept = this.kept.get(gameId);
     if (kept !== undefined) {
       kept.dirty = false;
       kept.forgotten = true;
-      if (!ended && this.writes === "on-leave") this.mark(kept);
+      this.kept.delete(gameId);
     }
-    this.kept.delete(gameId);
-    if (ended) this.store.remove([gameId]).catch((err: unknown) => this.failed("remove", err));
+    return kept;
   }
 
   /**
