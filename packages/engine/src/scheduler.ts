@@ -71,7 +71,12 @@ class Task implements ScheduledTask {
   active = true;
   /** Next deadline index and time. */
   k = 1;
-  deadline: number;
+  /**
+   * Starts as a double (NaN), so V8 keeps the field as a double updated in place. Declared without
+   * a value, it would start `undefined`, and every tick would store a new heap number in it: a
+   * young object referenced from an old task, which every scavenge must visit and copy.
+   */
+  deadline = Number.NaN;
   /** Deadlines skipped just before the next one. */
   skipNext = 0;
 

@@ -1,3 +1,4 @@
+import { GCProfiler } from "node:v8";
 import { describe, expect, it } from "vitest";
 import { ManualTickClock, type TickClock, type TickInfo, TickScheduler } from "../src/index.js";
 
@@ -30,6 +31,53 @@ describe("TickScheduler", () => {
     clock.advance(33 * 5 + 10);
     expect(seen.size).toBe(1);
     expect(ks).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it("allocates no heap per run in the steady state, with deadlines that are not whole ms", () => {
+    // 2,000 tasks started at fractional times, as on performance.now(), on a clock that allocates
+    // nothing itself: one timer slot (the scheduler arms one timer at a time), and whole-ms readings
+    // (small integers, never boxed). A deadline held as a new heap number per run (a field V8 does
+    // not keep as a double) is 16 bytes per run.
+    const timer = { at: Number.POSITIVE_INFINITY, fn: undefined as (() => void) | undefined };
+    const clock = {
+      time: 0,
+      now(): number {
+        return this.time;
+      },
+      setTimer(fn: () => void, delayMs: number): unknown {
+        timer.at = this.time + delayMs;
+        timer.fn = fn;
+        return timer;
+      },
+      clearTimer(): void {
+        timer.fn = undefined;
+      },
+    };
+    const advance = (ms: number) => {
+      const target = clock.time + ms;
+      while (timer.fn !== undefined && timer.at <= target) {
+        const fn = timer.fn;
+        timer.fn = undefined;
+        clock.time = target;
+        fn();
+      }
+      clock.time = target;
+    };
+    const scheduler = new TickScheduler({ clock });
+    let runs = 0;
+    for (let i = 0; i < 2000; i++) scheduler.schedule(() => void runs++, (i * 33) / 2000 + 0.25);
+    for (let ms = 0; ms < 33 * 60; ms++) advance(1);
+    const profiler = new GCProfiler();
+    profiler.start();
+    const usedBefore = process.memoryUsage().heapUsed;
+    const runsBefore = runs;
+    for (let ms = 0; ms < 33 * 60; ms++) advance(1);
+    const usedAfter = process.memoryUsage().heapUsed;
+    let freed = 0;
+    for (const gc of profiler.stop().statistics) freed += gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize;
+    const measured = runs - runsBefore;
+    expect(measured).toBe(2000 * 60);
+    expect((usedAfter - usedBefore + freed) / measured).toBeLessThan(4);
   });
 
   it("runs a task at start + k·33 ms, without drift", () => {
