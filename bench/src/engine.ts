@@ -376,7 +376,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
         tickPathRow(
           "engine tick path (manual clock)",
           tickPath,
-          "handler + TickScheduler + GameTable on a manual clock in 1 ms rounds, no inputs, no timers: what one tick frame costs in CPU (best of 5 rounds) and heap (frames handed over with sendFrom: the session copies what it keeps)",
+          "handler + TickScheduler + GameTable on a manual clock in 1 ms rounds (whole ms, one timer slot: the clock allocates nothing), no inputs, no timers, no point scored (a point calls PlayMusic): what one tick frame costs in CPU (best of 5 rounds) and heap (frames handed over with sendFrom: the session copies what it keeps). On the real clock each run also reads performance.now(), a new 16-byte number",
         ),
         tickPathRow(
           "engine tick path + snapshot keeper (manual clock)",

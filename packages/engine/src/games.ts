@@ -37,7 +37,11 @@ export interface Game {
   readonly startedAtMs: number | undefined;
   /** When the game-over tick ran. */
   readonly finishedAtMs: number | undefined;
-  /** Last creation, input or tick. */
+  /**
+   * Last creation or input; for a game that ticks, the last sweep that saw it tick (within one
+   * sweep interval of its latest tick). Its ticks are not timed one by one: a clock read per tick
+   * was a new heap number per frame.
+   */
   readonly lastActivityMs: number;
   /** Highest input sequence number received (0 before any). */
   readonly lastInputSeq: number;
@@ -56,7 +60,11 @@ export interface Game {
 }
 
 /** A game as the table holds it: `table` is the table it is in now (undefined once it left). */
-type MutableGame = { -readonly [K in keyof Game]: Game[K] } & { table: GameTable | undefined };
+type MutableGame = { -readonly [K in keyof Game]: Game[K] } & {
+  table: GameTable | undefined;
+  /** The game's tick when a sweep last looked at it: a game whose tick moved on since is active. */
+  sweptAtTick: number;
+};
 
 /**
  * A game as plain data (structured-cloneable: what `postMessage` and a child process's advanced
@@ -99,7 +107,10 @@ export interface GameTableOptions {
   readonly finishedTtlMs?: number;
   /** How long a game that never started (no first input) stays before `sweep` removes it (default 60 s). */
   readonly unplayedTtlMs?: number;
-  /** How long a started, unfinished game may go without input or tick before `sweep` removes it (default 10 min). */
+  /**
+   * How long a started, unfinished game may go without input or tick before `sweep` removes it
+   * (default 10 min; a game's ticks count as seen by the sweeps, so up to one sweep interval more).
+   */
   readonly idleTtlMs?: number;
   /** Inputs kept per game (default 1 000). */
   readonly maxInputLog?: number;
@@ -273,6 +284,7 @@ export class GameTable {
       inputs: new InputLog(this.maxInputLog),
       traceparent: init.traceparent,
       table: this,
+      sweptAtTick: 0,
     };
     this.games.set(game.id, game);
     let mine = this.unfinished.get(game.owner.username);
@@ -324,7 +336,7 @@ export class GameTable {
     }
     const inputs = new InputLog(this.maxInputLog);
     for (const r of snapshot.inputs) inputs.push(r.seq, r.clientTimeMs, r.receivedAtMs, r.tick, r.effect);
-    const game: MutableGame = { ...snapshot, owner: { ...snapshot.owner }, inputs, table: this };
+    const game: MutableGame = { ...snapshot, owner: { ...snapshot.owner }, inputs, table: this, sweptAtTick: snapshot.state.tick };
     this.games.set(game.id, game);
     if (game.state.phase !== "over") {
       let mine = this.unfinished.get(game.owner.username);
@@ -426,9 +438,9 @@ export class GameTable {
     const events = tickInPlace(game.state);
     if (events.ticked) {
       game.reflectedSeq = game.lastInputSeq;
-      game.lastActivityMs = this.clock();
+      // No clock read per tick (the sweep sees a ticking game move on): only its last tick is timed.
       if (game.state.phase === "over") {
-        game.finishedAtMs = game.lastActivityMs;
+        game.finishedAtMs = game.lastActivityMs = this.clock();
         this.finish(game);
       }
     }
@@ -469,6 +481,11 @@ export class GameTable {
         if (now - game.createdAtMs < this.unplayedTtlMs && now - game.lastActivityMs < this.idleTtlMs) continue;
         unplayed++;
       } else {
+        if (game.state.tick !== game.sweptAtTick) {
+          // It ticked since the last sweep: active now.
+          game.sweptAtTick = game.state.tick;
+          game.lastActivityMs = now;
+        }
         if (now - game.lastActivityMs < this.idleTtlMs) continue;
         idle++;
       }

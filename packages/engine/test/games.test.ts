@@ -207,6 +207,26 @@ describe("GameTable capacity and sweeping", () => {
     expect(games.delete("busy")).toBe(true);
     expect(games.size).toBe(0);
   });
+
+  it("keeps a game that ticks without input, and sweeps it idleTtlMs after the sweep that saw its last tick", () => {
+    const clock = fakeClock();
+    const games = new GameTable({ clock: clock.now, idleTtlMs: 5000, sweepIntervalMs: 0 });
+    const game = games.create({ id: "ticking", owner: alice, course: courseOf(openWorld()) });
+    games.input("ticking", "alice", { seq: 1, clientTimeMs: 0 });
+    // 20 s of ticks and sweeps with no input: never idle.
+    for (let s = 0; s < 20; s++) {
+      for (let t = 0; t < 30; t++) expect(games.tickGame(game)).toMatchObject({ ticked: true });
+      clock.advance(1000);
+      expect(games.sweep()).toBe(0);
+    }
+    expect(game.lastActivityMs).toBe(clock.now());
+    // The ticks stop (its stream went away without the game being removed): idle from that sweep.
+    clock.advance(4999);
+    expect(games.sweep()).toBe(0);
+    clock.advance(1);
+    expect(games.sweepByReason()).toMatchObject({ idle: 1 });
+    expect(games.has("ticking")).toBe(false);
+  });
 });
 
 describe("GameTable per-player limit", () => {
