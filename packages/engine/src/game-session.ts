@@ -90,6 +90,8 @@ export const DEFAULT_RECORD_RETRY_DELAYS_MS: readonly number[] = [100, 400, 1600
 export const DEFAULT_RECORD_TIMEOUT_MS = 5000;
 
 const silent: EngineLogger = { info() {}, warn() {}, error() {} };
+/** The summary's p50 tick lateness is taken over the first tick and every 8th after it. */
+export const LATENESS_SAMPLE_EVERY = 8;
 /** A draining game that has not ticked within this long moves without waiting for its tick. */
 const DRAIN_TICK_WAIT_MS = 100;
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -239,8 +241,8 @@ interface StreamConfig {
 }
 
 /**
- * A game's tick lateness, µs: an HdrHistogram of 2 significant digits in 32-bit counts
- * (≈ 6 KiB at 40 ms of range), recording without allocating; the maximum is exact.
+ * A game's sampled tick lateness, µs: an HdrHistogram of 2 significant digits in 32-bit counts
+ * (≈ 6 KiB at 40 ms of range), recording without allocating.
  */
 function latenessHistogram(): Histogram {
   return buildIntegerHistogram({ bitBucketSize: 32, numberOfSignificantValueDigits: 2 });
@@ -279,8 +281,14 @@ class GameStream {
   private acksSent = 0;
   private ackBytes = 0;
   private ticksSkipped = 0;
-  /** Lateness of the ticks, µs. */
+  /**
+   * Lateness of the first tick and every `LATENESS_SAMPLE_EVERY`th after it, µs (the summary's
+   * p50). A record touches the histogram's object, its counts and their backing store, each a
+   * cache miss when the game's tick comes round again: ≈ 0.4 µs per frame of 3.4–3.8 µs
+   * measured at 2,000 games. The maximum is kept over every tick.
+   */
   private readonly lateness: Histogram = latenessHistogram();
+  private latenessMaxUs = 0;
 
   constructor(
     private readonly config: StreamConfig,
@@ -442,7 +450,9 @@ class GameStream {
       if (!events.ticked) return false;
       // Writing "on-leave", the keeper has nothing to do at a tick (the game has its record).
       if (this.config.snapshotsEveryRound) this.kept = this.config.snapshots?.changed(this.game, this.kept);
-      this.lateness.recordValue(info.latenessMs > 0 ? Math.round(info.latenessMs * 1000) : 0);
+      const latenessUs = info.latenessMs > 0 ? Math.round(info.latenessMs * 1000) : 0;
+      if (latenessUs > this.latenessMaxUs) this.latenessMaxUs = latenessUs;
+      if (this.framesSent % LATENESS_SAMPLE_EVERY === 0) this.lateness.recordValue(latenessUs);
       this.ticksSkipped += info.skipped;
       const state = this.game.state;
       this.encoder.writeFrame(state, this.game.reflectedSeq, this.config.writer);
@@ -529,7 +539,7 @@ class GameStream {
               frameBytes: BigInt(this.frameBytes),
               framesUnder1kb: this.framesUnder1kb,
               tickLatenessP50Us: lateness.totalCount > 0 ? lateness.getValueAtPercentile(50) : 0,
-              tickLatenessMaxUs: lateness.totalCount > 0 ? lateness.maxValue : 0,
+              tickLatenessMaxUs: this.latenessMaxUs,
               ticksSkipped: this.ticksSkipped,
               acksSent: this.acksSent,
               ackBytes: BigInt(this.ackBytes),

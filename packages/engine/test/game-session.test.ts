@@ -13,6 +13,7 @@ import {
   TickScheduler,
   courseOf,
   createGameSessionHandler,
+  LATENESS_SAMPLE_EVERY,
   type PendingRun,
 } from "../src/index.js";
 import { fakeMusic, fakeScore, flush, input, memoryLogger, principal } from "./fakes.js";
@@ -629,6 +630,28 @@ describe("game stream: play", () => {
     await start(session);
     while (!session.isClosed) await tick(s);
     expect(summaryOf(session)?.recorded).toBe(true);
+  });
+
+  it("takes the summary's p50 lateness from the first tick and every 8th after it, and its max from every tick", async () => {
+    const s = setup();
+    s.addGame("g1", deadlyWorld());
+    const session = s.connect("g1");
+    await start(session);
+    const t0 = s.clock.now();
+    // Ticks 1, 9 and 17 (the sampled ones) 3 ms late, tick 5 7 ms late, the others on time.
+    for (let k = 1; k <= 20; k++) {
+      const late = (k - 1) % LATENESS_SAMPLE_EVERY === 0 ? 3 : k === 5 ? 7 : 0;
+      s.clock.jump(t0 + 33 * k + late - s.clock.now());
+      s.clock.runDue();
+      await flush();
+    }
+    while (!session.isClosed) await tick(s);
+    const summary = summaryOf(session) as GameSummary;
+    // p50 at the histogram's 2 significant digits; the max exact.
+    expect(summary.tickLatenessP50Us).toBeGreaterThanOrEqual(3000);
+    expect(summary.tickLatenessP50Us).toBeLessThan(3030);
+    expect(summary.tickLatenessMaxUs).toBe(7000);
+    expect(summary.ticksSkipped).toBe(0);
   });
 
   it("records tick lateness and skipped ticks in the summary", async () => {
