@@ -13,6 +13,7 @@ import {
   type EngineClockKind,
   engineClockFromEnv,
   realTickClock,
+  SingleTimerClock,
   SnapshotKeeper,
   snapshotWritesFor,
   type TickClock,
@@ -376,47 +377,9 @@ export function coreFrameCostNs(schedule: FlapSchedule, frames: number): number 
 }
 
 /**
- * A TickClock for measuring the tick path alone: it moves only when told to, holds the one timer
- * a TickScheduler arms at a time, and reads whole ms. ManualTickClock keeps its timers in a Map
- * (≈ 230 B per round here) and reads fractional ms (a boxed number per read when its call is not
- * inlined); this one allocates nothing, so what a round allocates is the engine's.
- */
-class SlotClock implements TickClock {
-  private time = 0;
-  private at = Number.POSITIVE_INFINITY;
-  private fn: (() => void) | undefined = undefined;
-
-  now(): number {
-    return this.time;
-  }
-
-  setTimer(fn: () => void, delayMs: number): unknown {
-    this.at = this.time + Math.ceil(delayMs);
-    this.fn = fn;
-    return this;
-  }
-
-  clearTimer(): void {
-    this.fn = undefined;
-  }
-
-  /** Moves time forward by `ms` (whole), firing the timer while it is due. */
-  advance(ms: number): void {
-    const target = this.time + ms;
-    while (this.fn !== undefined && this.at <= target) {
-      const fn = this.fn;
-      this.fn = undefined;
-      this.time = Math.max(this.time, this.at);
-      fn();
-    }
-    this.time = target;
-  }
-}
-
-/**
  * Heap bytes the engine's tick path allocates per frame, with nothing else running: `games` games
  * on the real handler, TickScheduler and GameTable, driven by a clock that allocates nothing
- * (`SlotClock`), on a course no bird can fail (no inputs needed) and wide enough that no pipe is
+ * (`SingleTimerClock`), on a course no bird can fail (no inputs needed) and wide enough that no pipe is
  * passed while measuring (a point calls PlayMusic, whose request and promise are the music call's
  * cost, not the tick's), into in-memory sessions that only count. Best of `rounds` rounds of 30
  * ticks after 60 ticks of warm-up.
@@ -426,7 +389,7 @@ export async function tickPathAllocation(
   rounds = 5,
   withSnapshots = false,
 ): Promise<{ bytesPerFrame: number; cpuPerFrameUs: number; frames: number }> {
-  const clock = new SlotClock();
+  const clock = new SingleTimerClock();
   const scheduler = new TickScheduler({ clock });
   const table = new GameTable({ maxGames: games + 10, maxGamesPerPlayer: games + 10, idleTtlMs: 3600_000, sweepIntervalMs: 0 });
   const snapshots = withSnapshots ? new SnapshotKeeper({ store: new MemorySnapshotStore(), engine: "bench", games: table }) : undefined;

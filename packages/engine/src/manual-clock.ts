@@ -71,3 +71,41 @@ export class ManualTickClock implements TickClock {
     return best;
   }
 }
+
+/**
+ * A TickClock that moves only when told to, holding one timer (all a TickScheduler arms at a
+ * time; arming again replaces it) and reading whole ms. Unlike ManualTickClock (a Map of timers,
+ * fractional time) it allocates nothing and its readings are small integers, never boxed: what a
+ * scheduler's rounds allocate on it is their own. `advance` takes whole ms.
+ */
+export class SingleTimerClock implements TickClock {
+  private time = 0;
+  private at = Number.POSITIVE_INFINITY;
+  private fn: (() => void) | undefined = undefined;
+
+  now(): number {
+    return this.time;
+  }
+
+  setTimer(fn: () => void, delayMs: number): unknown {
+    this.at = this.time + Math.ceil(delayMs);
+    this.fn = fn;
+    return this;
+  }
+
+  clearTimer(): void {
+    this.fn = undefined;
+  }
+
+  /** Moves time forward by `ms` (whole), firing the timer each time it falls due, at its due time. */
+  advance(ms: number): void {
+    const target = this.time + ms;
+    while (this.fn !== undefined && this.at <= target) {
+      const fn = this.fn;
+      this.fn = undefined;
+      this.time = Math.max(this.time, this.at);
+      fn();
+    }
+    this.time = target;
+  }
+}

@@ -1,6 +1,6 @@
 import { GCProfiler } from "node:v8";
 import { describe, expect, it } from "vitest";
-import { ManualTickClock, type TickClock, type TickInfo, TickScheduler } from "../src/index.js";
+import { ManualTickClock, SingleTimerClock, type TickClock, type TickInfo, TickScheduler } from "../src/index.js";
 
 /** A ManualTickClock that also counts the timers armed. */
 function countingClock(start = 1000) {
@@ -35,43 +35,18 @@ describe("TickScheduler", () => {
 
   it("allocates no heap per run in the steady state, with deadlines that are not whole ms", () => {
     // 2,000 tasks started at fractional times, as on performance.now(), on a clock that allocates
-    // nothing itself: one timer slot (the scheduler arms one timer at a time), and whole-ms readings
-    // (small integers, never boxed). A deadline held as a new heap number per run (a field V8 does
-    // not keep as a double) is 16 bytes per run.
-    const timer = { at: Number.POSITIVE_INFINITY, fn: undefined as (() => void) | undefined };
-    const clock = {
-      time: 0,
-      now(): number {
-        return this.time;
-      },
-      setTimer(fn: () => void, delayMs: number): unknown {
-        timer.at = this.time + delayMs;
-        timer.fn = fn;
-        return timer;
-      },
-      clearTimer(): void {
-        timer.fn = undefined;
-      },
-    };
-    const advance = (ms: number) => {
-      const target = clock.time + ms;
-      while (timer.fn !== undefined && timer.at <= target) {
-        const fn = timer.fn;
-        timer.fn = undefined;
-        clock.time = target;
-        fn();
-      }
-      clock.time = target;
-    };
+    // nothing itself (SingleTimerClock: one timer slot, whole-ms readings, never boxed). A deadline
+    // held as a new heap number per run (a field V8 does not keep as a double) is 16 bytes per run.
+    const clock = new SingleTimerClock();
     const scheduler = new TickScheduler({ clock });
     let runs = 0;
     for (let i = 0; i < 2000; i++) scheduler.schedule(() => void runs++, (i * 33) / 2000 + 0.25);
-    for (let ms = 0; ms < 33 * 60; ms++) advance(1);
+    for (let ms = 0; ms < 33 * 60; ms++) clock.advance(1);
     const profiler = new GCProfiler();
     profiler.start();
     const usedBefore = process.memoryUsage().heapUsed;
     const runsBefore = runs;
-    for (let ms = 0; ms < 33 * 60; ms++) advance(1);
+    for (let ms = 0; ms < 33 * 60; ms++) clock.advance(1);
     const usedAfter = process.memoryUsage().heapUsed;
     let freed = 0;
     for (const gc of profiler.stop().statistics) freed += gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize;
@@ -327,6 +302,29 @@ describe("TickScheduler", () => {
     const period = (times[29]! - times[0]!) / 29;
     expect(period).toBeGreaterThan(32);
     expect(period).toBeLessThan(34);
+  });
+});
+
+describe("SingleTimerClock", () => {
+  it("reads whole ms and fires its one timer at its due time; arming again replaces it, clearing cancels it", () => {
+    const clock = new SingleTimerClock();
+    const fired: [string, number][] = [];
+    clock.setTimer(() => fired.push(["first", clock.now()]), 2.5);
+    clock.setTimer(() => fired.push(["second", clock.now()]), 1.2);
+    clock.advance(5);
+    expect(fired).toEqual([["second", 2]]);
+    expect(clock.now()).toBe(5);
+    clock.setTimer(() => fired.push(["cleared", clock.now()]), 1);
+    clock.clearTimer();
+    clock.advance(5);
+    expect(fired).toHaveLength(1);
+    // A timer armed while firing runs in the same advance when due by then.
+    clock.setTimer(() => {
+      fired.push(["re-arms", clock.now()]);
+      clock.setTimer(() => fired.push(["re-armed", clock.now()]), 3);
+    }, 1);
+    clock.advance(4);
+    expect(fired.slice(1)).toEqual([["re-arms", 11], ["re-armed", 14]]);
   });
 });
 
