@@ -22,6 +22,7 @@ export {
   DEFAULT_MAX_INPUT_BYTES,
   DEFAULT_RECORD_RETRY_DELAYS_MS,
   DEFAULT_RECORD_TIMEOUT_MS,
+  LATENESS_RANGE_US,
   LATENESS_SAMPLE_EVERY,
 } from "./game-session.js";
 export type { DrainResult, EngineLogger, GameSessionDeps, GameSessionHandler, MoveTarget } from "./game-session.js";

@@ -13,6 +13,7 @@ import {
   TickScheduler,
   courseOf,
   createGameSessionHandler,
+  LATENESS_RANGE_US,
   LATENESS_SAMPLE_EVERY,
   type PendingRun,
 } from "../src/index.js";
@@ -652,6 +653,62 @@ describe("game stream: play", () => {
     expect(summary.tickLatenessP50Us).toBeLessThan(3030);
     expect(summary.tickLatenessMaxUs).toBe(7000);
     expect(summary.ticksSkipped).toBe(0);
+  });
+
+  it("counts sampled ticks later than LATENESS_RANGE_US as that in the p50, and keeps the exact max", async () => {
+    const s = setup();
+    s.addGame("g1", deadlyWorld());
+    const session = s.connect("g1");
+    await start(session);
+    // Every wake-up 1.5 s after the one before: each tick runs 1.47–1.5 s late.
+    for (let round = 0; round < 20; round++) {
+      s.clock.jump(1500);
+      s.clock.runDue();
+      await flush();
+    }
+    while (!session.isClosed) await tick(s);
+    const summary = summaryOf(session) as GameSummary;
+    expect(summary.tickLatenessP50Us).toBeGreaterThanOrEqual(LATENESS_RANGE_US);
+    expect(summary.tickLatenessP50Us).toBeLessThan(LATENESS_RANGE_US * 1.01);
+    expect(summary.tickLatenessMaxUs).toBeGreaterThan(1_460_000);
+    expect(summary.tickLatenessMaxUs).toBeLessThanOrEqual(1_500_000);
+    expect(summary.ticksSkipped).toBeGreaterThan(0);
+  });
+
+  it("records tick lateness without allocating, however late the ticks run", async () => {
+    // 200 games on one deadline; their sampled ticks run later and later (1, 3.1, 9.1, 30 ms), each
+    // later than any before it. A histogram that grows on demand allocates a larger counts array
+    // (an array buffer off the JS heap) for every game at each of those ticks: 13.5 KiB per game
+    // over the four.
+    const games = new GameTable({ maxGames: 500, maxGamesPerPlayer: 500 });
+    const clock = new ManualTickClock(10_000);
+    const scheduler = new TickScheduler({ clock });
+    const handler = createGameSessionHandler({ games, scheduler, logger: memoryLogger(), music: fakeMusic().client, score: fakeScore().client });
+    const sessions: MemoryStreamSession[] = [];
+    for (let i = 0; i < 200; i++) {
+      const id = `g${i}`;
+      games.create({ id, owner: { username: alice.username, token: alice.token }, course: courseOf(openWorld()) });
+      const session = new MemoryStreamSession({ gameId: id, principal: alice, keepSent: false });
+      handler(session);
+      input(session, 1);
+      sessions.push(session);
+    }
+    await flush();
+    const t0 = clock.now();
+    const round = (k: number, lateMs: number) => {
+      clock.jump(t0 + 33 * k + lateMs - clock.now());
+      clock.runDue();
+    };
+    for (let k = 1; k <= 160; k++) round(k, 0);
+    const buffersBefore = process.memoryUsage().arrayBuffers;
+    const lateness = [1, 3.1, 9.1, 30];
+    for (let k = 161; k <= 192; k++) round(k, (k - 1) % LATENESS_SAMPLE_EVERY === 0 ? (lateness[(k - 161) / LATENESS_SAMPLE_EVERY] as number) : 0);
+    const buffersAfter = process.memoryUsage().arrayBuffers;
+    expect(games.get("g0")?.state.tick).toBe(192);
+    // Array-buffer bytes per game over its 32 measured ticks.
+    expect((buffersAfter - buffersBefore) / 200).toBeLessThan(256);
+    for (const session of sessions) expect(session.isClosed).toBe(false);
+    scheduler.stop();
   });
 
   it("records tick lateness and skipped ticks in the summary", async () => {
