@@ -1,5 +1,5 @@
 // CPU profiles of the paths whose goals a run can miss, summarized by package and function.
-// Usage: tsx src/profile.ts <network|streams|engine> [--mode connect-proto-h1] [--games 2000] [--keep <dir>]
+// Usage: tsx src/profile.ts <network|streams|engine> [--mode connect-proto-h1] [--link websocket] [--games 2000] [--keep <dir>]
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +12,7 @@ import { startProfile, stopProfile } from "./inspector-profile.js";
 import { summarizeProfile } from "./profile-summary.js";
 import { benchKeys, benchRequest, clientTopology, NETWORK_MODES } from "./rpc-fixture.js";
 import type { RpcServerPorts } from "./rpc-server.js";
+import type { StreamLink } from "./stream-clients.js";
 import type { StreamGame, StreamServerInfo, StreamServerStats } from "./stream-server.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -54,20 +55,21 @@ async function network(dir: string, modeId: string, calls: number): Promise<void
   }
 }
 
-async function streams(dir: string, games: number): Promise<void> {
+async function streams(dir: string, games: number, link: StreamLink): Promise<void> {
   const server = await startChild("stream-server.ts");
   const clients = await startChild("stream-clients.ts");
   try {
     const info = await server.request<StreamServerInfo>({ type: "start", keysDir: dir });
     const made = await server.request<StreamGame[]>({ type: "games", count: games, prefix: "p" });
-    await clients.request({ type: "open", url: info.url, certSha256: info.certSha256, games: made, concurrency: 16 }, 180_000);
+    const url = link === "websocket" ? info.wsUrl : info.url;
+    await clients.request({ type: "open", link, url, certSha256: info.certSha256, games: made, concurrency: 16 }, 180_000);
     await clients.request({ type: "start", rampMs: 1000 });
     await sleep(1500);
     await server.request({ type: "reset", profile: true });
     await sleep(4000);
     const file = join(dir, "stream-server.cpuprofile");
     const s = await server.request<StreamServerStats>({ type: "stats", profileFile: file });
-    process.stdout.write(`${games} games over streams: ${s.ticks} frames in ${(s.wallMs / 1000).toFixed(1)} s, ${(s.cpuUs / Math.max(1, s.ticks)).toFixed(0)} µs server CPU per frame (profiled)\n`);
+    process.stdout.write(`${games} games over ${link}: ${s.ticks} frames in ${(s.wallMs / 1000).toFixed(1)} s, ${(s.cpuUs / Math.max(1, s.ticks)).toFixed(0)} µs server CPU per frame (profiled)\n`);
     await print("stream server process", file);
     await clients.request({ type: "close" });
   } finally {
@@ -91,15 +93,18 @@ async function engine(dir: string, games: number): Promise<void> {
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: { mode: { type: "string", default: "connect-proto-h1" }, games: { type: "string" }, calls: { type: "string", default: "5000" }, keep: { type: "string" } },
+    options: { mode: { type: "string", default: "connect-proto-h1" }, link: { type: "string", default: "webtransport" }, games: { type: "string" }, calls: { type: "string", default: "5000" }, keep: { type: "string" } },
   });
   const target = positionals[0];
   const dir = values.keep ?? (await mkdtemp(join(tmpdir(), "flaplab-profile-")));
   try {
     if (target === "network") await network(dir, values.mode, Number(values.calls));
-    else if (target === "streams") await streams(dir, Number(values.games ?? 100));
+    else if (target === "streams") {
+      if (values.link !== "webtransport" && values.link !== "websocket") throw new Error(`--link must be webtransport or websocket, got ${values.link}`);
+      await streams(dir, Number(values.games ?? 100), values.link);
+    }
     else if (target === "engine") await engine(dir, Number(values.games ?? 2000));
-    else throw new Error("usage: tsx src/profile.ts <network|streams|engine> [--mode <id>] [--games n] [--calls n] [--keep dir]");
+    else throw new Error("usage: tsx src/profile.ts <network|streams|engine> [--mode <id>] [--link webtransport|websocket] [--games n] [--calls n] [--keep dir]");
   } finally {
     if (!values.keep) await rm(dir, { recursive: true, force: true });
   }
