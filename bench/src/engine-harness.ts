@@ -34,10 +34,15 @@ import { startProfile, stopProfile } from "./inspector-profile.js";
  * scheduler's `observe` hook: no closure of its own per task), how many timer callbacks (rounds)
  * ran and how long the longest one took.
  */
+/** A tick later than this, ms, counts as late (the lateness goal's line). */
+export const LATE_TICK_MS = 2;
+
 export class MeasuringScheduler extends TickScheduler {
   readonly lateness = new Hist();
   skipped = 0;
   ticks = 0;
+  /** Ticks more than `LATE_TICK_MS` late. */
+  lateTicks = 0;
   longestBurstMs = 0;
   /** Timer callbacks (rounds) since the last `resetStats`. */
   rounds = 0;
@@ -65,6 +70,7 @@ export class MeasuringScheduler extends TickScheduler {
         self.lateness.record(info.latenessMs * 1000);
         self.skipped += info.skipped;
         self.ticks++;
+        if (info.latenessMs > LATE_TICK_MS) self.lateTicks++;
       },
     });
     timed.self = this;
@@ -74,6 +80,7 @@ export class MeasuringScheduler extends TickScheduler {
     this.lateness.reset();
     this.skipped = 0;
     this.ticks = 0;
+    this.lateTicks = 0;
     this.longestBurstMs = 0;
     this.rounds = 0;
   }

@@ -61,18 +61,17 @@ const score: Client<typeof ScoreService> = {
 };
 
 const games = new GameTable({ ...gameTableOptionsFromEnv(process.env), logger });
-const scheduler = new TickScheduler({ clock: engineClockFromEnv(process.env).clock });
 // Every tick's lateness, for `sample`: an HdrHistogram records without allocating.
 const lateness = new ExactHistogram();
 let ticks = 0;
 let since = { cpu: process.cpuUsage(), at: performance.now() };
-const schedule = scheduler.schedule.bind(scheduler);
-scheduler.schedule = (fn, startMs) =>
-  schedule((info) => {
+const scheduler = new TickScheduler({
+  clock: engineClockFromEnv(process.env).clock,
+  observe: (info) => {
     ticks++;
     lateness.record(info.latenessMs > 0 ? info.latenessMs * 1000 : 0);
-    return fn(info);
-  }, startMs);
+  },
+});
 const play = createGameSessionHandler({ games, scheduler, music, score, logger });
 const streams = createWebSocketStreams({
   routes: {

@@ -22,7 +22,7 @@ import { PIPE_WIDTH } from "@flaplab/physics";
 import { buildIntegerHistogram } from "@flaplab/report-kit/histogram";
 import type { Histogram } from "hdr-histogram-js";
 import type { Game, GameTable } from "./games.js";
-import type { ScheduledTask, TickInfo, TickScheduler } from "./scheduler.js";
+import type { ScheduledTask, TickInfo, TickScheduler, TickTarget } from "./scheduler.js";
 import { PERMANENT_RECORD_CODES, type RunOutbox } from "./pending-runs.js";
 import type { KeptGameRef, SnapshotKeeper } from "./snapshot-keeper.js";
 
@@ -262,7 +262,7 @@ function latenessHistogram(): Histogram {
 }
 
 /** One game played over one stream session. */
-class GameStream {
+class GameStream implements TickTarget {
   private readonly encoder: FrameEncoder;
   private readonly principal: Principal;
   private task: ScheduledTask | undefined;
@@ -405,7 +405,7 @@ class GameStream {
       this.awaitingResend = false;
       this.task?.cancel();
       const scheduler = this.config.scheduler;
-      this.task = scheduler.schedule((info) => this.onTick(info), scheduler.now() - scheduler.periodMs);
+      this.task = scheduler.schedule(this, scheduler.now() - scheduler.periodMs);
     }
   }
 
@@ -443,11 +443,11 @@ class GameStream {
 
   private startTicking(): void {
     if (this.task) return;
-    this.task = this.config.scheduler.schedule((info) => this.onTick(info));
+    this.task = this.config.scheduler.schedule(this);
   }
 
-  /** One scheduled tick; false stops the schedule. */
-  private onTick(info: TickInfo): boolean {
+  /** One scheduled tick (the scheduler calls it: the stream is its own `TickTarget`); false stops the schedule. */
+  onTick(info: TickInfo): boolean {
     if (this.closed) return false;
     try {
       if (this.session.bufferedBytes > this.config.maxBufferedBytes) {

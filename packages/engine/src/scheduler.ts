@@ -39,6 +39,17 @@ export interface TickInfo {
 // biome-ignore lint/suspicious/noConfusingVoidType: a tick function may return nothing at all (keep going)
 export type TickFn = (info: TickInfo) => boolean | void;
 
+/**
+ * An object the scheduler calls `onTick` on at each deadline, as it would call a `TickFn`.
+ * Scheduling the object itself, not a closure that calls its method, leaves one object fewer
+ * (the closure and its context) to reach per tick; with thousands of games each is a cache miss
+ * by the time the game's next tick comes round.
+ */
+export interface TickTarget {
+  // biome-ignore lint/suspicious/noConfusingVoidType: as TickFn
+  onTick(info: TickInfo): boolean | void;
+}
+
 /** A task's handle. */
 export interface ScheduledTask {
   readonly startMs: number;
@@ -82,7 +93,7 @@ class Task implements ScheduledTask {
 
   constructor(
     readonly scheduler: TickScheduler,
-    readonly fn: TickFn,
+    readonly target: TickTarget,
     readonly startMs: number,
     readonly order: number,
     periodMs: number,
@@ -246,9 +257,13 @@ export class TickScheduler {
     return this.clock.now();
   }
 
-  /** Runs `fn` at `startMs + k * periodMs` for k = 1, 2, … until it returns false or is cancelled. */
-  schedule(fn: TickFn, startMs: number = this.clock.now()): ScheduledTask {
-    const task = new Task(this, fn, startMs, this.nextOrder++, this.periodMs);
+  /**
+   * Runs `run` (a function, or a target's `onTick`) at `startMs + k * periodMs` for k = 1, 2, …
+   * until it returns false or is cancelled.
+   */
+  schedule(run: TickFn | TickTarget, startMs: number = this.clock.now()): ScheduledTask {
+    const target: TickTarget = typeof run === "function" ? { onTick: run } : run;
+    const task = new Task(this, target, startMs, this.nextOrder++, this.periodMs);
     this.active++;
     this.heap.push(task);
     if (!this.running) this.arm();
@@ -318,7 +333,7 @@ export class TickScheduler {
     // biome-ignore lint/suspicious/noConfusingVoidType: what a TickFn returns
     let keep: boolean | void;
     try {
-      keep = task.fn(info);
+      keep = task.target.onTick(info);
     } catch (err) {
       if (task.active) this.deactivate(task);
       this.onError(err, task);

@@ -1,6 +1,6 @@
 import { GCProfiler } from "node:v8";
 import { describe, expect, it } from "vitest";
-import { ManualTickClock, SingleTimerClock, type TickClock, type TickInfo, TickScheduler } from "../src/index.js";
+import { ManualTickClock, SingleTimerClock, type TickClock, type TickInfo, TickScheduler, type TickTarget } from "../src/index.js";
 
 /** A ManualTickClock that also counts the timers armed. */
 function countingClock(start = 1000) {
@@ -53,6 +53,27 @@ describe("TickScheduler", () => {
     const measured = runs - runsBefore;
     expect(measured).toBe(2000 * 60);
     expect((usedAfter - usedBefore + freed) / measured).toBeLessThan(4);
+  });
+
+  it("calls a target's onTick, with the target as this, until it returns false", () => {
+    const clock = new ManualTickClock(0);
+    const scheduler = new TickScheduler({ clock });
+    class Counter implements TickTarget {
+      ticks: number[] = [];
+      onTick(info: TickInfo): boolean {
+        this.ticks.push(info.k);
+        return info.k < 3;
+      }
+    }
+    const counter = new Counter();
+    const task = scheduler.schedule(counter);
+    let fnRuns = 0;
+    scheduler.schedule(() => void fnRuns++);
+    clock.advance(33 * 5);
+    expect(counter.ticks).toEqual([1, 2, 3]);
+    expect(task.active).toBe(false);
+    expect(task.runs).toBe(3);
+    expect(fnRuns).toBe(5);
   });
 
   it("runs a task at start + k·33 ms, without drift", () => {
