@@ -304,14 +304,23 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   const gcMax = gcRuns.length > 0 ? Math.max(...gcRuns.map((r) => r.gc?.maxMs ?? 0)) : undefined;
   const small = rows.filter((r) => r.transport === "gc-small-young" && r.gc);
   const smallMax = small.length > 0 ? Math.max(...small.map((r) => r.gc?.maxMs ?? 0)) : undefined;
-  const cpuText = memRow?.cpuPerFrameUs != null ? `${sig(memRow.cpuPerFrameUs)} µs at ${count(memRow.games)} games` : "n/a";
+  // The CPU goal is read at the step that set the capacity: the most games any in-memory kind held.
+  const capacityKinds: Partial<Record<EngineRow["transport"], string>> = { memory: "one thread", "memory-precise": "one thread, precise clock", sharded: "one shard per core" };
+  const capacityRow =
+    counted
+      .filter((r) => capacityKinds[r.transport] !== undefined && r.pass && r.cpuPerFrameUs != null)
+      .reduce<EngineRow | undefined>((best, r) => (best === undefined || r.games > best.games ? r : best), undefined) ?? memRow;
+  const cpuText =
+    capacityRow?.cpuPerFrameUs != null
+      ? `${sig(capacityRow.cpuPerFrameUs)} µs at ${count(capacityRow.games)} games (${capacityKinds[capacityRow.transport] ?? capacityRow.transport})`
+      : "n/a";
   const goals: GoalResult[] = [
     { section: "3a", goal: `≥ ${count(MEMORY_GOAL)} games in memory with p99 lateness ≤ 2 ms`, measured: `${memText} (one thread); ${preciseBeside ? `${preciseText} (one thread, precise clock); ` : ""}${shardText} (one shard per core)`, met: Math.max(memMax, preciseMax, shardMax) >= MEMORY_GOAL },
     {
       section: "3a",
       goal: `≤ ${CPU_GOAL_US} µs engine CPU per frame (in memory, at the most games that kept p99 ≤ 2 ms)`,
       measured: cpuText,
-      met: memRow?.cpuPerFrameUs != null ? memRow.cpuPerFrameUs <= CPU_GOAL_US : null,
+      met: capacityRow?.cpuPerFrameUs != null ? capacityRow.cpuPerFrameUs <= CPU_GOAL_US : null,
     },
     {
       section: "3a",
