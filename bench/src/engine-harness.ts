@@ -29,14 +29,14 @@ import { GcWatch, type GcPauses } from "./gc.js";
 import { Hist } from "./hist.js";
 import { startProfile, stopProfile } from "./inspector-profile.js";
 
-/**
- * A TickScheduler that records every tick's lateness (µs) and skipped deadlines (through the
- * scheduler's `observe` hook: no closure of its own per task), how many timer callbacks (rounds)
- * ran and how long the longest one took.
- */
 /** A tick later than this, ms, counts as late (the lateness goal's line). */
 export const LATE_TICK_MS = 2;
 
+/**
+ * A TickScheduler that records every tick's lateness (µs), the late ticks and skipped deadlines
+ * (through the scheduler's `observe` hook: no closure of its own per task), how many timer
+ * callbacks (rounds) ran and how long the longest one took.
+ */
 export class MeasuringScheduler extends TickScheduler {
   readonly lateness = new Hist();
   skipped = 0;

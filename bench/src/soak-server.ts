@@ -62,7 +62,6 @@ let nextGame = 0;
 let cpu0 = process.cpuUsage();
 let gc = new GcWatch();
 
-
 serveRequests(
   async (req: SoakServerRequest) => {
     switch (req.type) {
