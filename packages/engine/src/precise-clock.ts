@@ -98,6 +98,20 @@ export function createPreciseTickClock(options: PreciseTickClockOptions = {}): P
     lastFiredMs = performance.now();
     fn();
   };
+  /**
+   * Runs `fn` at `due` (performance.now() time) on setTimeout. Its whole ms of loop time are
+   * truncated, so it can fire up to a ms early: an early firing waits out the rest. `timeout` is
+   * the latest of its Timeouts (what `clear` clears).
+   */
+  const timeoutAt = (fn: () => void, due: number): ReturnType<typeof setTimeout> => {
+    const fire = (): void => {
+      const left = due - performance.now();
+      if (left > 0) timeout = setTimeout(fire, Math.ceil(left));
+      else run(fn);
+    };
+    timeout = setTimeout(fire, Math.ceil(Math.max(0, due - performance.now())));
+    return timeout;
+  };
   waker.on("message", (from: number) => {
     // A message of an arming since replaced or cleared is stale.
     if (from !== generation || !armed) return;
@@ -111,9 +125,8 @@ export function createPreciseTickClock(options: PreciseTickClockOptions = {}): P
     const fn = armed;
     if (!fn || closed) return;
     armed = undefined;
-    const delay = Math.max(0, deadline[0]! - performance.timeOrigin - performance.now());
     // `current` stays the handle the caller holds, so clearing it still clears this timer.
-    timeout = setTimeout(run, Math.ceil(delay), fn);
+    timeoutAt(fn, deadline[0]! - performance.timeOrigin);
   };
   waker.on("error", lost);
   waker.on("exit", lost);
@@ -144,8 +157,7 @@ export function createPreciseTickClock(options: PreciseTickClockOptions = {}): P
         immediate = setImmediate(run, fn);
         current = immediate;
       } else if (!wakerUp) {
-        timeout = setTimeout(run, Math.ceil(delay), fn);
-        current = timeout;
+        current = timeoutAt(fn, now + delay);
       } else {
         armed = fn;
         waker.ref();

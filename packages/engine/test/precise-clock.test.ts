@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createPreciseTickClock, engineClockFromEnv, engineClockKindFromEnv, type PreciseTickClock, realTickClock, TickScheduler } from "../src/index.js";
 
 const open: PreciseTickClock[] = [];
@@ -71,6 +71,26 @@ describe("createPreciseTickClock", () => {
     const next = firedAt(c, 5);
     c.clearTimer(stale);
     await expect(next).resolves.toBeGreaterThan(0);
+  });
+
+  it("never fires early on its setTimeout fallback, though setTimeout may", async () => {
+    // setTimeout counts whole ms of the event loop's clock, truncated: armed at x.9 ms for 5 ms, it
+    // can fire at x+5.0, 4.1 ms later. Here every setTimeout fires 2 ms early (more than it ever
+    // does, so that the test does not hang on this machine's timing).
+    const realSetTimeout = globalThis.setTimeout;
+    const early = vi
+      .spyOn(globalThis, "setTimeout")
+      .mockImplementation(((fn: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) =>
+        realSetTimeout(fn, Math.max(0, (ms ?? 0) - 2), ...args)) as typeof setTimeout);
+    try {
+      const c = clock(0); // its thread is not up yet: the timer goes on setTimeout
+      const armedAt = performance.now();
+      const at = await firedAt(c, 5);
+      expect(early).toHaveBeenCalled();
+      expect(at - armedAt).toBeGreaterThanOrEqual(5);
+    } finally {
+      early.mockRestore();
+    }
   });
 
   it("starts two timer callbacks at least minIntervalMs apart", async () => {
