@@ -65,6 +65,31 @@ describe("MemoryStreamSession", () => {
     expect(order).toEqual(["send returned", "read 9"]);
   });
 
+  it("delivers the pushes of many sessions after the turn that made them, each session's in order", async () => {
+    const order: string[] = [];
+    const sessions = [1, 2, 3].map((n) => new MemoryStreamSession({ gameId: `g${n}`, principal: alice }));
+    for (const [i, session] of sessions.entries()) {
+      session.read({
+        onChunk: (chunk) => {
+          order.push(`g${i + 1}:${chunk[0]}`);
+          // The first game's client answers its first chunk at once: a push during the delivery,
+          // which reaches the reader after this call returns.
+          if (i === 0 && chunk[0] === 1) {
+            sessions[0]!.push(new Uint8Array([7]));
+            order.push("g1 answered");
+          }
+        },
+      });
+    }
+    sessions[2]!.push(new Uint8Array([5]));
+    sessions[0]!.push(new Uint8Array([1]));
+    sessions[2]!.push(new Uint8Array([6]));
+    sessions[1]!.push(new Uint8Array([3]));
+    expect(order).toEqual([]);
+    await flush();
+    expect(order).toEqual(["g3:5", "g3:6", "g1:1", "g1 answered", "g1:7", "g2:3"]);
+  });
+
   it("keeps what was sent, when, and decodes it however it was chunked", () => {
     const session = new MemoryStreamSession({ gameId: "g1", principal: alice, kind: "music" });
     const bytes = [clip(Sound.FLAP, 1), clip(Sound.DIE, 2)].map((c) => encodeDelimited(SoundClipSchema, c));
