@@ -2,6 +2,7 @@
 // (a) with frames going to memory, (b) over the real stream server to headless clients.
 import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
+import { ENGINE_NODE_FLAGS } from "@flaplab/component";
 import { type EngineClockKind, engineClockKindFromEnv } from "@flaplab/engine";
 import { type Child, startChild } from "./child.js";
 import { availableParallelism } from "node:os";
@@ -24,18 +25,16 @@ export const CPU_GOAL_US = 4;
 /** Goal: no GC pause longer than this (ms) at `GC_GOAL_GAMES` games in memory. */
 export const GC_GOAL_MS = 1;
 export const GC_GOAL_GAMES = 2000;
-/** The Node options of the GC goal's runs with a small young generation. */
-const SMALL_YOUNG_GENERATION = ["--max-semi-space-size=1"];
-/** Rounds of the GC goal's runs (each: V8's default young generation, then a small one). */
+/** Rounds of the GC goal's runs (each: the engine's Node flags, as the server runs it, then V8's defaults). */
 const GC_ROUNDS = 2;
 
 export interface EngineRow {
-  /** "gc-default" / "gc-small-young": the GC goal's runs in fresh processes, with V8's default young generation or a 1 MiB one. */
+  /** "gc-engine" / "gc-v8-default": the GC goal's runs in fresh processes, with the engine's Node flags (as the server runs it) or V8's default young generation. */
   /**
    * Every row runs on the clock the server would (FLAPLAB_ENGINE_CLOCK, default setTimeout's) but
    * "floor" (setTimeout's), "floor-precise" and "memory-precise" (the precise tick clock).
    */
-  readonly transport: "floor" | "floor-precise" | "memory" | "memory-precise" | "gc-default" | "gc-small-young" | "sharded" | "stream";
+  readonly transport: "floor" | "floor-precise" | "memory" | "memory-precise" | "gc-engine" | "gc-v8-default" | "sharded" | "stream";
   /** Which round of the GC goal's runs. */
   readonly round?: number;
   readonly games: number;
@@ -139,7 +138,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   let tickPathSnapshots: { bytesPerFrame: number; cpuPerFrameUs: number; frames: number } | undefined;
 
   // (a) In memory, in a fresh process.
-  const engine = await startChild("engine-child.ts", ["--expose-gc"]);
+  const engine = await startChild("engine-child.ts", ["--expose-gc", ...ENGINE_NODE_FLAGS]);
   try {
     const core = await engine.request<{ nsPerFrame: number; bytesPerFrame: number; library: { nsPerFrame: number; bytesPerFrame: number }; survivesTicks: number; flaps: number }>({ type: "core", frames: plan.coreFrames });
     coreNs = core.nsPerFrame;
@@ -194,12 +193,13 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   }
 
   // (a'') The GC goal: GC_GOAL_GAMES games, each time in a fresh process (no heap left from
-  // earlier steps), with V8's default young generation (as the server runs) and with a small
-  // one, alternately, GC_ROUNDS times: this machine's noise shows in the rounds.
+  // earlier steps), with the engine's Node flags (its small young generation, as the server runs
+  // it) and with V8's default young generation, alternately, GC_ROUNDS times: this machine's noise
+  // shows in the rounds.
   if (!opts.quick) {
     for (let round = 1; round <= GC_ROUNDS; round++) {
-      for (const transport of ["gc-default", "gc-small-young"] as const) {
-        const child = await startChild("engine-child.ts", ["--expose-gc", ...(transport === "gc-small-young" ? SMALL_YOUNG_GENERATION : [])]);
+      for (const transport of ["gc-engine", "gc-v8-default"] as const) {
+        const child = await startChild("engine-child.ts", ["--expose-gc", ...(transport === "gc-engine" ? ENGINE_NODE_FLAGS : [])]);
         try {
           const r = await child.request<StepResult>({ type: "step", games: GC_GOAL_GAMES, rampMs: plan.rampMs, settleMs: plan.settleMs, measureMs: plan.measureMs }, 120_000);
           rows.push({ transport, games: GC_GOAL_GAMES, lateness: r.lateness, ticks: r.ticks, skipped: r.skipped, lost: r.ended, cpuPerFrameUs: r.cpuPerFrameUs, pass: (r.lateness.p99 ?? Infinity) <= LATENESS_LIMIT_US, note: `round ${round}`, gc: r.gc, longestBurstMs: r.longestBurstMs, allocBytesPerFrame: r.allocBytesPerFrame, round });
@@ -219,7 +219,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   try {
     for (const { name: variant, link, shards } of LINK_VARIANTS) {
       // Fresh processes per link: one link's garbage must not be collected in the other's steps.
-      const srv = (server = await startChild("stream-server.ts", ["--expose-gc"]));
+      const srv = (server = await startChild("stream-server.ts", ["--expose-gc", ...ENGINE_NODE_FLAGS]));
       const cli = (clients = await startChild("stream-clients.ts"));
       const info = await srv.request<StreamServerInfo>({ type: "start", keysDir: dir, shards }, 60_000);
       /** Makes `games` games, opens their streams from the clients and starts them. */
@@ -299,11 +299,11 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   const linkText = variants.map((v) => `${v} ${streamMaxOf[v] === 0 ? `< ${Math.min(...plan.stream, ...plan.streamBelow)}` : count(streamMaxOf[v]!)}`).join(", ");
   const gamesPerCore = 1e9 / coreNs / (1000 / 33);
   const memRow = rows.find((r) => r.transport === "memory" && r.games === memMax) ?? rows.find((r) => r.transport === "memory");
-  // The GC goal: the longest pause over the fresh-process runs with V8's default young generation.
-  const gcRuns = rows.filter((r) => r.transport === "gc-default" && r.gc);
+  // The GC goal: the longest pause over the fresh-process runs with the engine's Node flags.
+  const gcRuns = rows.filter((r) => r.transport === "gc-engine" && r.gc);
   const gcMax = gcRuns.length > 0 ? Math.max(...gcRuns.map((r) => r.gc?.maxMs ?? 0)) : undefined;
-  const small = rows.filter((r) => r.transport === "gc-small-young" && r.gc);
-  const smallMax = small.length > 0 ? Math.max(...small.map((r) => r.gc?.maxMs ?? 0)) : undefined;
+  const v8Default = rows.filter((r) => r.transport === "gc-v8-default" && r.gc);
+  const v8DefaultMax = v8Default.length > 0 ? Math.max(...v8Default.map((r) => r.gc?.maxMs ?? 0)) : undefined;
   // The CPU goal is read at the step that set the capacity: the most games any in-memory kind held.
   const capacityKinds: Partial<Record<EngineRow["transport"], string>> = { memory: "one thread", "memory-precise": "one thread, precise clock", sharded: "one shard per core" };
   const capacityRow =
@@ -329,15 +329,15 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
         gcMax === undefined
           ? "not run"
           : `max ${sig(gcMax)} ms over ${gcRuns.length} runs (${gcRuns.map((r) => r.gc?.count ?? 0).join(", ")} pauses)` +
-            (smallMax === undefined ? "" : `; with a 1 MiB young generation ${sig(smallMax)} ms (${small.map((r) => r.gc?.count ?? 0).join(", ")} pauses)`),
+            (v8DefaultMax === undefined ? "" : `; with V8's default young generation ${sig(v8DefaultMax)} ms (${v8Default.map((r) => r.gc?.count ?? 0).join(", ")} pauses)`),
       met: gcMax === undefined ? null : gcMax <= GC_GOAL_MS,
     },
     { section: "3b", goal: `≥ ${STREAM_GOAL} games over a real stream link with p99 lateness ≤ 2 ms`, measured: `${streamText}; ${linkText}`, met: streamMax >= STREAM_GOAL },
   ];
-  const order = { floor: 0, "floor-precise": 0, memory: 1, "memory-precise": 1, "gc-default": 2, "gc-small-young": 2, sharded: 3, stream: 4 } as const;
+  const order = { floor: 0, "floor-precise": 0, memory: 1, "memory-precise": 1, "gc-engine": 2, "gc-v8-default": 2, sharded: 3, stream: 4 } as const;
   const linkRank = (r: EngineRow): number => (r.variant ? variants.indexOf(r.variant) : -1);
   const label = (r: EngineRow): string =>
-    r.transport === "stream" ? `stream server → clients, ${r.variant}` : { floor: "timer floor (100 idle tasks), setTimeout", "floor-precise": "timer floor, precise clock", memory: `in memory (${serverClock === "precise" ? "precise clock" : "setTimeout"})`, "memory-precise": "in memory, precise clock", "gc-default": "in memory, fresh process", "gc-small-young": "in memory, fresh process, 1 MiB young generation", sharded: "in memory, sharded" }[r.transport];
+    r.transport === "stream" ? `stream server → clients, ${r.variant}` : { floor: "timer floor (100 idle tasks), setTimeout", "floor-precise": "timer floor, precise clock", memory: `in memory (${serverClock === "precise" ? "precise clock" : "setTimeout"})`, "memory-precise": "in memory, precise clock", "gc-engine": "in memory, fresh process", "gc-v8-default": "in memory, fresh process, V8's default young generation", sharded: "in memory, sharded" }[r.transport];
   const floorP99 = rows[0]!.lateness.p99;
   // The link table: each link at 1 game, 100 games and the most it held with p99 ≤ 2 ms.
   const linkRows: string[][] = [];
@@ -422,7 +422,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
       `Each step starts its games evenly over ${plan.rampMs / 1000} s (so their tick phases spread over the period), waits ${plan.settleMs / 1000} s, then measures ${plan.measureMs / 1000} s; in memory, one full collection ends the wait (it promotes the objects of the games the ramp made at once, a burst a server's spread-out game starts never make). Stepping up stops at the first step over 2 ms; when the first step already fails, smaller counts are tried.`,
       `Games play the easy seed with a flap schedule planned on the physics (survives ≥ 60 s); a client flaps when the frame before the flap's tick arrives. "Lost" = games that ended during the step (a flap arrived a tick late, or a session was closed). "Back-to-back" = a game ticked twice in one scheduler timer callback, so an input sent between those ticks could not be applied in time.`,
       `In memory: the engine's game session handler, TickScheduler, GameTable, FrameEncoder and SnapshotKeeper (an in-memory snapshot store, written when a game leaves, as a server with one engine runs it) in one process, with in-memory sessions; CPU µs/frame = process CPU ÷ tick frames. Over streams: the real stream server in one process with the same handler and keeper, serving WebTransport (HTTP/2 mapping, the library's Node clients) and plain WebSocket (on an HTTP/1.1 port as the server's RPC port serves it, \`ws\` clients); the clients in another process; CPU is the server process's. "websocket, N shards": the same with the games handed to N engine shard processes (\`@flaplab/engine-shards\`, as FLAPLAB_ENGINE_SHARDS=N does), lateness the worst shard's, CPU the group's process plus its shards.`,
-      `GC goal: ${count(GC_GOAL_GAMES)} games in memory, each run in a fresh process (no heap left from the steps before), ${GC_ROUNDS} rounds; "in memory, fresh process" has V8's default young generation, as the server runs (it grows to 16 MiB on Node 20); "1 MiB young generation" is started with ${SMALL_YOUNG_GENERATION.join(" ")}: shorter scavenges, many more of them. The goal is judged on the default's rounds (their longest pause).`,
+      `GC goal: ${count(GC_GOAL_GAMES)} games in memory, each run in a fresh process (no heap left from the steps before), ${GC_ROUNDS} rounds; "in memory, fresh process" runs with the engine's Node flags, as a server process hosting the engine starts (${ENGINE_NODE_FLAGS.join(" ")}: at most 2 MiB per semi-space); "V8's default young generation" without them (it grows to 16 MiB per semi-space on Node 20): longer scavenges, fewer of them. The goal is judged on the engine's rounds (their longest pause).`,
       `Allocation: JS heap bytes allocated ÷ tick frames, from V8's GC statistics (heap used at the end − at the start + what each collection freed, \`v8.GCProfiler\`); in memory it includes the bench client's input messages (one per ≈ 30 frames). GC max: the longest collection pause in the measurement (perf_hooks "gc" entries). Goals: ≤ ${CPU_GOAL_US} µs CPU/frame at the most games in memory that kept p99 ≤ 2 ms; no GC pause > ${GC_GOAL_MS} ms at ${count(GC_GOAL_GAMES)} games.`,
       `Core work = a physics tick + delta frame + size-delimited message in a tight loop, measured in this run (best of 3 rounds); the timer floor is 100 tasks that do nothing, on the same scheduler (what its 1 ms timers and this machine alone give). Go figures are quoted references, not measured here.`,
       `Clocks: every row runs on the clock the server would (FLAPLAB_ENGINE_CLOCK, now ${serverClock}; the default is setTimeout's: whole milliseconds, so a tick starts 0–1 ms after its deadline); the "precise clock" rows run on the precise tick clock (a helper thread wakes the event loop within ≈ 0.1–0.2 ms of a deadline, at most one callback per 0.25 ms). "timer callbacks/s" = the scheduler's rounds; every round wakes a thread, so the precise clock's extra rounds show in CPU µs/frame. p99 ÷ floor is against setTimeout's floor.`,

@@ -1,5 +1,6 @@
 // CPU profiles of the paths whose goals a run can miss, summarized by package and function.
 // Usage: tsx src/profile.ts <network|streams|engine> [--mode connect-proto-h1] [--link websocket] [--games 2000] [--keep <dir>]
+import { ENGINE_NODE_FLAGS } from "@flaplab/component";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -56,7 +57,7 @@ async function network(dir: string, modeId: string, calls: number): Promise<void
 }
 
 async function streams(dir: string, games: number, link: StreamLink): Promise<void> {
-  const server = await startChild("stream-server.ts");
+  const server = await startChild("stream-server.ts", ENGINE_NODE_FLAGS);
   const clients = await startChild("stream-clients.ts");
   try {
     const info = await server.request<StreamServerInfo>({ type: "start", keysDir: dir });
@@ -79,7 +80,7 @@ async function streams(dir: string, games: number, link: StreamLink): Promise<vo
 }
 
 async function engine(dir: string, games: number): Promise<void> {
-  const child = await startChild("engine-child.ts", ["--expose-gc"]);
+  const child = await startChild("engine-child.ts", ["--expose-gc", ...ENGINE_NODE_FLAGS]);
   try {
     const file = join(dir, "engine.cpuprofile");
     const r = await child.request<StepResult>({ type: "step", games, rampMs: 1000, settleMs: 500, measureMs: 4000, profileFile: file });

@@ -1,6 +1,7 @@
 // pnpm bench --soak: thousands of games for minutes, games ending and starting all the time, over
 // the plain WebSocket link with clients in another process. What must stay flat is sampled once
 // an interval: the engine process's RSS and file descriptors; no game may be lost.
+import { ENGINE_NODE_FLAGS } from "@flaplab/component";
 import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { type Child, startChild } from "./child.js";
@@ -59,7 +60,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
   let clients: Child | undefined;
   const samples: SoakInterval[] = [];
   try {
-    server = await startChild("soak-server.ts");
+    server = await startChild("soak-server.ts", ENGINE_NODE_FLAGS);
     clients = await startChild("soak-clients.ts");
     const info = await server.request<SoakServerInfo>({ type: "start", keysDir: dir });
     opts.log(`soak: ${count(opts.games)} games for ${opts.minutes} min over the WebSocket link, a sample every ${opts.intervalMs / 1000} s`);

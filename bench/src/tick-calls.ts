@@ -1,6 +1,7 @@
 // Section 7: tick lateness and input → ack delay while the engine calls PlayMusic for every flap,
 // with music in the same process (monolith, direct calls) and in another process (microservices,
 // Connect binary over HTTP/1.1), against the same games with PlayMusic answered at once (idle).
+import { ENGINE_NODE_FLAGS } from "@flaplab/component";
 import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { type Child, startChild } from "./child.js";
@@ -34,7 +35,7 @@ export async function runTickCalls(opts: RunOptions): Promise<SectionResult> {
     const musicPort = await music.request<number>({ type: "start", keysDir: dir, games: plan.games });
     for (let round = 0; round < plan.rounds; round++) {
       for (const mode of ["idle", "direct", "networked"] as const) {
-        const engine = await startChild("tick-calls-child.ts");
+        const engine = await startChild("tick-calls-child.ts", ENGINE_NODE_FLAGS);
         try {
           const before = await music.request<CpuSample>({ type: "cpu" });
           const r = await engine.request<TickCallsResult>(

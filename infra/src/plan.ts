@@ -1,4 +1,4 @@
-import { COMPONENT_NAMES, type ComponentName } from "@flaplab/component";
+import { COMPONENT_NAMES, type ComponentName, nodeFlagsFor } from "@flaplab/component";
 import type { GroupSpec, NetworkSettings, Topology } from "@flaplab/runtime";
 import { BROWSER_CONNECT, CALL_GRAPH, connectPathPattern, internalPaths, STREAM_PATHS, streamPathPattern } from "./calls.js";
 import { regionRttMs } from "./rtt.js";
@@ -585,6 +585,9 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
       // Only groups with a stream server (engine or music) read it.
       ...(streamUrl === undefined ? {} : { [ENV.streamIdleTimeout]: String(STREAM_IDLE_TIMEOUT_MS) }),
     };
+    // The engine's small young generation (the image's command has no flags of its own).
+    const nodeFlags = nodeFlagsFor(p.spec.components);
+    if (nodeFlags.length > 0) environment["NODE_OPTIONS"] = nodeFlags.join(" ");
     const collector = options.tracing === "xray" ? collectorPlan(stage, p.spec.name, p.region) : undefined;
     if (collector) Object.assign(environment, collector.serverEnvironment);
     const deployEnvironment: Record<string, DeployValue> = {

@@ -252,6 +252,18 @@ describe("environment", () => {
     }
   });
 
+  it("starts the services hosting the engine with the engine's Node flags, and no other service", () => {
+    for (const stage of ["monolith", "microservices", "multiregion", "microservices-sharded"]) {
+      const p = plan(stage);
+      const engines = p.services.filter((s) => s.components.includes("engine"));
+      expect(engines.length, stage).toBeGreaterThan(0);
+      for (const s of p.services) {
+        const expected = s.components.includes("engine") ? "--max-semi-space-size=2" : undefined;
+        expect(s.environment["NODE_OPTIONS"], `${stage}/${s.group}`).toBe(expected);
+      }
+    }
+  });
+
   it("puts the score database in the score group's region", () => {
     const p = plan("multiregion");
     expect(p.databases).toEqual([

@@ -129,8 +129,10 @@ describe("the built server, started as the image starts it", () => {
     const auth = createClient(AuthService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
     const token = (await auth.register({ username: "built", password: "a long enough password" })).session!.token;
     const shard = shardPid();
-    // The pool forked the built shard entry (with the parent's --conditions=built).
-    expect((await readFile(`/proc/${shard}/cmdline`, "utf8")).split("\0")).toContain(join(SERVER_DIR, "../../packages/engine-shards/dist/shard-main.js"));
+    // The pool forked the built shard entry (with the parent's --conditions=built and the engine's Node flags).
+    const shardArgs = (await readFile(`/proc/${shard}/cmdline`, "utf8")).split("\0");
+    expect(shardArgs).toContain(join(SERVER_DIR, "../../packages/engine-shards/dist/shard-main.js"));
+    expect(shardArgs).toEqual(expect.arrayContaining(["--conditions=built", "--max-semi-space-size=2"]));
     const cpuBefore = await cpuTicks(shard);
     const game = await startGame(baseUrl, token, EASY_SEED);
     const played = await playOver(game.engineWsUrl, { gameId: game.gameId, ticket: game.streamTicket }, EASY_FLAP_TICKS);

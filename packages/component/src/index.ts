@@ -8,3 +8,4 @@ export { clientAddressKey, clientAddressOf } from "./client-address.js";
 export { CallSignal, deadlineExceeded } from "./call-signal.js";
 export { UnaryHandlerContext } from "./unary-handler-context.js";
 export { wholeNumbersFromEnv } from "./env-limits.js";
+export { ENGINE_NODE_FLAGS, nodeFlagsFor } from "./node-flags.js";

@@ -6,7 +6,7 @@ import { createInterface } from "node:readline";
 import { loadOrCreateKeys } from "@flaplab/identity";
 import { emulate, findToxiproxy, loadRttTable, startToxiproxy, type Emulation, type Toxiproxy } from "@flaplab/netem";
 import { freePort, type TopologyCopy, topologyOnFreePorts } from "@flaplab/ports";
-import type { ComponentName } from "@flaplab/component";
+import { type ComponentName, nodeFlagsFor } from "@flaplab/component";
 import { groupOf, groupsOf, loadTopology, parseAddress, type Topology } from "@flaplab/runtime";
 import { type RedisServer, SNAPSHOT_STORE_ENV, startRedisServer } from "@flaplab/snapshots";
 import { DEV_CERTIFICATE_FILE, loadOrCreateDevCertificate } from "@flaplab/streams";
@@ -214,7 +214,7 @@ export async function startDeployment(topology: string | Topology, options: Depl
     label: `group ${g.name}`,
     cwd: SERVER_DIR,
     readyEvent: "listening",
-    args: ["--import", "tsx", SERVER_MAIN, "--topology", topologyFiles.get(g.name) ?? topologyFile, "--group", g.name, "--data-dir", dataDir],
+    args: [...nodeFlagsFor(g.components), "--import", "tsx", SERVER_MAIN, "--topology", topologyFiles.get(g.name) ?? topologyFile, "--group", g.name, "--data-dir", dataDir],
   }));
   if (web !== "none") {
     commands.push({

@@ -1,4 +1,4 @@
-import { rm } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { parseAddress } from "@flaplab/runtime";
@@ -39,6 +39,10 @@ describe("startDeployment", () => {
     expect(d.webUrl).toBeUndefined();
     const pids = Object.keys(d.endpoints).map((g) => d.pidOf(g));
     expect(new Set(pids).size).toBe(6);
+    // The engine's process starts with the engine's Node flags (its small young generation); the others without.
+    const argsOf = async (group: string) => (await readFile(`/proc/${d.pidOf(group)}/cmdline`, "utf8")).split("\0");
+    expect(await argsOf("engine")).toContain("--max-semi-space-size=2");
+    expect((await argsOf("auth")).some((a) => a.startsWith("--max-semi-space-size"))).toBe(false);
     for (const e of Object.values(d.endpoints)) expect(await answers(e.url)).toBe(true);
 
     expect(await d.stop()).toBe(0);

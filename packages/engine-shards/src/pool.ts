@@ -3,7 +3,7 @@ import { availableParallelism } from "node:os";
 import type { Socket } from "node:net";
 import { fileURLToPath } from "node:url";
 import { ConnectError } from "@connectrpc/connect";
-import { runInCall } from "@flaplab/component";
+import { ENGINE_NODE_FLAGS, runInCall } from "@flaplab/component";
 import type { PlayMusicRequest } from "@flaplab/contracts/music/v1/music_pb";
 import type { RecordRunRequest } from "@flaplab/contracts/score/v1/score_pb";
 import type { GameSessionDeps } from "@flaplab/engine";
@@ -140,8 +140,9 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
   const spawnShard = (shard: Shard): Promise<void> => {
     const proc = fork(SHARD_MAIN, [String(shard.index), opts.path], {
       // The sources' shard entry is TypeScript, run with tsx (resolved from this package's folder); the
-      // built one runs with the parent's Node options (its --conditions=built).
-      ...(SHARD_MAIN.endsWith(".ts") ? { execArgv: ["--import", "tsx"] } : {}),
+      // built one runs with the parent's Node options (its --conditions=built). Either way with the
+      // engine's own flags (its small young generation).
+      execArgv: [...(SHARD_MAIN.endsWith(".ts") ? ["--import", "tsx"] : process.execArgv), ...ENGINE_NODE_FLAGS],
       cwd: PACKAGE_DIR,
       serialization: "advanced",
       stdio: ["ignore", "inherit", "inherit", "ipc"],
