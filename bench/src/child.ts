@@ -24,13 +24,16 @@ export interface Child {
   stop(): Promise<void>;
 }
 
-/** Starts `script` (a path under bench/src) with tsx and an IPC channel; its stdout goes to our stderr. */
-export async function startChild(script: string, nodeArgs: readonly string[] = []): Promise<Child> {
+/**
+ * Starts `script` (a path under bench/src) with tsx and an IPC channel, this process's environment
+ * and `env` on top of it; its stdout goes to our stderr.
+ */
+export async function startChild(script: string, nodeArgs: readonly string[] = [], env: Readonly<Record<string, string>> = {}): Promise<Child> {
   const path = resolve(BENCH_DIR, "src", script);
   const proc: ChildProcess = spawn(process.execPath, [...nodeArgs, "--import", "tsx", path], {
     cwd: BENCH_DIR,
     stdio: ["ignore", "pipe", "inherit", "ipc"],
-    env: { ...process.env, FLAPLAB_BENCH_CHILD: "1" },
+    env: { ...process.env, ...env, FLAPLAB_BENCH_CHILD: "1" },
   });
   proc.stdout?.on("data", (d: Buffer) => process.stderr.write(d));
   let nextId = 1;

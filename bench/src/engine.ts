@@ -3,7 +3,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { ENGINE_NODE_FLAGS } from "@flaplab/component";
-import { type EngineClockKind, engineClockKindFromEnv } from "@flaplab/engine";
+import { ENGINE_CLOCK_ENV, type EngineClockKind, engineClockKindFromEnv } from "@flaplab/engine";
 import { type Child, startChild } from "./child.js";
 import { availableParallelism } from "node:os";
 import type { StepResult } from "./engine-harness.js";
@@ -60,11 +60,16 @@ export interface EngineRow {
   readonly counted?: boolean;
 }
 
-/** The client links section 3b compares, and whether the server plays a link's games on shard processes (FLAPLAB_ENGINE_SHARDS). */
+/**
+ * The client links section 3b compares, whether the server plays a link's games on shard
+ * processes (FLAPLAB_ENGINE_SHARDS), and on which tick clock (FLAPLAB_ENGINE_CLOCK; default: the
+ * server's).
+ */
 export interface LinkVariant {
   readonly name: string;
   readonly link: StreamLink;
   readonly shards: number;
+  readonly clock?: EngineClockKind;
 }
 
 const SHARDS = Math.max(2, availableParallelism());
@@ -72,6 +77,7 @@ export const LINK_VARIANTS: readonly LinkVariant[] = [
   { name: "webtransport", link: "webtransport", shards: 0 },
   { name: "websocket", link: "websocket", shards: 0 },
   { name: `websocket, ${SHARDS} shards`, link: "websocket", shards: SHARDS },
+  { name: "websocket, precise clock", link: "websocket", shards: 0, clock: "precise" },
 ];
 
 /** Games each link's server plays, unmeasured, before its steps (`streamWarmupMs`). */
@@ -130,6 +136,8 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   const plan = opts.quick ? QUICK : FULL;
   // The clock the server would tick on here (FLAPLAB_ENGINE_CLOCK; the children inherit it).
   const serverClock = engineClockKindFromEnv(process.env);
+  // A variant on another clock than the server's own: not when it is the server's.
+  const linkVariants = LINK_VARIANTS.filter((v) => v.clock === undefined || v.clock !== serverClock);
   const rows: EngineRow[] = [];
   let coreNs = 0;
   let coreBytes = 0;
@@ -217,9 +225,9 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   let server: Child | undefined;
   let clients: Child | undefined;
   try {
-    for (const { name: variant, link, shards } of LINK_VARIANTS) {
+    for (const { name: variant, link, shards, clock } of linkVariants) {
       // Fresh processes per link: one link's garbage must not be collected in the other's steps.
-      const srv = (server = await startChild("stream-server.ts", ["--expose-gc", ...ENGINE_NODE_FLAGS]));
+      const srv = (server = await startChild("stream-server.ts", ["--expose-gc", ...ENGINE_NODE_FLAGS], clock ? { [ENGINE_CLOCK_ENV]: clock } : {}));
       const cli = (clients = await startChild("stream-clients.ts"));
       const info = await srv.request<StreamServerInfo>({ type: "start", keysDir: dir, shards }, 60_000);
       /** Makes `games` games, opens their streams from the clients and starts them. */
@@ -286,7 +294,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   /** The precise clock was measured beside the server's (it is not the server's). */
   const preciseBeside = rows.some((r) => r.transport === "memory-precise");
   const shardMax = maxOf("sharded");
-  const variants = LINK_VARIANTS.map((v) => v.name);
+  const variants = linkVariants.map((v) => v.name);
   const streamMaxOf: Record<string, number> = Object.fromEntries(variants.map((v) => [v, maxOf("stream", v)]));
   const streamMax = Math.max(...Object.values(streamMaxOf));
   const bestLink = variants.find((v) => streamMaxOf[v] === streamMax) ?? variants[0];
@@ -421,7 +429,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
     notes: [
       `Each step starts its games evenly over ${plan.rampMs / 1000} s (so their tick phases spread over the period), waits ${plan.settleMs / 1000} s, then measures ${plan.measureMs / 1000} s; in memory, one full collection ends the wait (it promotes the objects of the games the ramp made at once, a burst a server's spread-out game starts never make). Stepping up stops at the first step over 2 ms; when the first step already fails, smaller counts are tried.`,
       `Games play the easy seed with a flap schedule planned on the physics (survives ≥ 60 s); a client flaps when the frame before the flap's tick arrives. "Lost" = games that ended during the step (a flap arrived a tick late, or a session was closed). "Back-to-back" = a game ticked twice in one scheduler timer callback, so an input sent between those ticks could not be applied in time.`,
-      `In memory: the engine's game session handler, TickScheduler, GameTable, FrameEncoder and SnapshotKeeper (an in-memory snapshot store, written when a game leaves, as a server with one engine runs it) in one process, with in-memory sessions; CPU µs/frame = process CPU ÷ tick frames. Over streams: the real stream server in one process with the same handler and keeper, serving WebTransport (HTTP/2 mapping, the library's Node clients) and plain WebSocket (on an HTTP/1.1 port as the server's RPC port serves it, \`ws\` clients); the clients in another process; CPU is the server process's. "websocket, N shards": the same with the games handed to N engine shard processes (\`@flaplab/engine-shards\`, as FLAPLAB_ENGINE_SHARDS=N does), lateness the worst shard's, CPU the group's process plus its shards.`,
+      `In memory: the engine's game session handler, TickScheduler, GameTable, FrameEncoder and SnapshotKeeper (an in-memory snapshot store, written when a game leaves, as a server with one engine runs it) in one process, with in-memory sessions; CPU µs/frame = process CPU ÷ tick frames. Over streams: the real stream server in one process with the same handler and keeper, serving WebTransport (HTTP/2 mapping, the library's Node clients) and plain WebSocket (on an HTTP/1.1 port as the server's RPC port serves it, \`ws\` clients); the clients in another process; CPU is the server process's. "websocket, N shards": the same with the games handed to N engine shard processes (\`@flaplab/engine-shards\`, as FLAPLAB_ENGINE_SHARDS=N does), lateness the worst shard's, CPU the group's process plus its shards. "websocket, precise clock": the one-process server on the precise tick clock (FLAPLAB_ENGINE_CLOCK=precise): its ticks start ≈ 0.2 ms after their deadlines instead of 0–1 ms, for a helper thread's wake-ups.`,
       `GC goal: ${count(GC_GOAL_GAMES)} games in memory, each run in a fresh process (no heap left from the steps before), ${GC_ROUNDS} rounds; "in memory, fresh process" runs with the engine's Node flags, as a server process hosting the engine starts (${ENGINE_NODE_FLAGS.join(" ")}: at most 2 MiB per semi-space); "V8's default young generation" without them (it grows to 16 MiB per semi-space on Node 20): longer scavenges, fewer of them. The goal is judged on the engine's rounds (their longest pause).`,
       `Allocation: JS heap bytes allocated ÷ tick frames, from V8's GC statistics (heap used at the end − at the start + what each collection freed, \`v8.GCProfiler\`); in memory it includes the bench client's input messages (one per ≈ 30 frames). GC max: the longest collection pause in the measurement (perf_hooks "gc" entries). Goals: ≤ ${CPU_GOAL_US} µs CPU/frame at the most games in memory that kept p99 ≤ 2 ms; no GC pause > ${GC_GOAL_MS} ms at ${count(GC_GOAL_GAMES)} games.`,
       `Core work = a physics tick + delta frame + size-delimited message in a tight loop, measured in this run (best of 3 rounds); the timer floor is 100 tasks that do nothing, on the same scheduler (what its 1 ms timers and this machine alone give). Go figures are quoted references, not measured here.`,

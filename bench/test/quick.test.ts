@@ -43,6 +43,10 @@ describe("bench --quick", () => {
     // Every speed comes with its sample count.
     expect(json.sections["calls"]!.table.headers).toEqual(expect.arrayContaining(["Samples", "p50 ÷ bare"]));
     const md = await readFile(join(out, "latest.md"), "utf8");
+    // Every client link variant of section 3b was measured, the precise-clock one included.
+    for (const variant of ["webtransport", "websocket", "websocket, \\d+ shards", "websocket, precise clock"]) {
+      expect(md).toMatch(new RegExp(`\\| stream server → clients, ${variant} `));
+    }
     for (const title of ["1. Call modes", "2. Open-loop load", "3. Engine capacity", "4. Frame bytes", "5. Input latency", "6. Overload"]) {
       expect(md).toContain(`## ${title}`);
       expect(stdout).toContain(`## ${title}`);
