@@ -136,8 +136,8 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   const plan = opts.quick ? QUICK : FULL;
   // The clock the server would tick on here (FLAPLAB_ENGINE_CLOCK; the children inherit it).
   const serverClock = engineClockKindFromEnv(process.env);
-  // A variant on another clock than the server's own: not when it is the server's.
-  const linkVariants = LINK_VARIANTS.filter((v) => v.clock === undefined || v.clock !== serverClock);
+  // A variant on a clock of its own is left out when that clock is the server's (it would repeat a row).
+  const linkVariants = LINK_VARIANTS.filter((v) => v.clock !== serverClock);
   const rows: EngineRow[] = [];
   let coreNs = 0;
   let coreBytes = 0;
