@@ -410,8 +410,7 @@ export class GameRun {
       }
     }
     if (kind === "game") {
-      // Input racing the game-over frame may be answered with 4410: the game itself ended fine.
-      if (abnormal && !(this.over && end.code === CloseCode.GameOver)) this.error ??= text;
+      if (abnormal) this.error ??= text;
       this.gameDone();
     } else if (abnormal && !this.over && session === this.music) {
       // Music went away: the game goes on without sound while the page gets its stream back.

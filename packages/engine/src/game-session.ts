@@ -413,14 +413,14 @@ class GameStream implements TickTarget {
     // A client re-sends what no frame reflected after a move; what was applied is not applied twice.
     if (seq <= this.appliedSeq && seq > 0) return;
     if (this.frozen) return;
-    if (this.over || this.game.state.phase === "over") {
-      this.close(CloseCode.GameOver, "input after game over");
-      return;
-    }
     if (--this.inputCredit < 0) {
       this.close(CloseCode.TooManyInputs, `too many inputs: more than ${this.config.maxInputBurst} at once or one per tick`);
       return;
     }
+    // A press that crossed the game-over frame on its way (the client had not seen it yet) is
+    // dropped: the game is over, and its summary follows once the run is recorded. No tick
+    // refills the credit now, so a client that keeps sending is still closed above.
+    if (this.over || this.game.state.phase === "over") return;
     if (seq <= this.lastSeq) {
       this.close(CloseCode.Malformed, `input seq ${seq} is not after ${this.lastSeq}: seq must strictly increase`);
       return;

@@ -210,26 +210,39 @@ describe("game stream: refusals", () => {
     }
   });
 
-  it("closes 4410 on input after game over, and refuses a new stream for a finished game", async () => {
+  it("drops a press that crossed the game-over frame (the summary still comes), closes a flood after it, and refuses a new stream for a finished game", async () => {
     let releaseRecord: () => void = () => {};
     const score = fakeScore(() => new Promise<void>((resolve) => (releaseRecord = resolve)));
-    const s = setup({ score });
+    const s = setup({ score, maxInputBurst: 3 });
     s.addGame("g1", deadlyWorld());
     const session = s.connect("g1");
     await start(session);
     while (!frames(session).at(-1)?.gameOver) await tick(s);
     expect(session.isClosed).toBe(false); // waiting for RecordRun
+    const framesAtOver = frames(session).length;
     input(session, 2);
     await flush();
-    expect(session.end).toMatchObject({ code: CloseCode.GameOver, reason: "input after game over" });
+    expect(session.isClosed).toBe(false);
     releaseRecord();
     await flush();
-    // The run still counts: it finished before the bad input.
+    // The press changed nothing: no ack, no frame, and the run and its summary as they were.
+    expect(frames(session)).toHaveLength(framesAtOver);
     expect(s.score.calls).toHaveLength(1);
-    expect(summaryOf(session)).toBeUndefined();
+    expect(summaryOf(session)).toMatchObject({ recorded: true });
+    expect(session.end).toMatchObject({ code: CloseCode.Normal, reason: "game over" });
     const again = s.connect("g1");
     expect(again.end).toMatchObject({ code: CloseCode.GameOver, reason: "game g1 is over" });
+
+    // No tick refills the input credit after game over: a client that keeps pressing is closed.
+    s.addGame("g2", deadlyWorld());
+    const flood = s.connect("g2");
+    await start(flood);
+    while (!frames(flood).at(-1)?.gameOver) await tick(s);
+    for (let seq = 2; seq < 10; seq++) input(flood, seq);
+    await flush();
+    expect(flood.end).toMatchObject({ code: CloseCode.TooManyInputs });
   });
+
 });
 
 describe("game stream: play", () => {
