@@ -169,6 +169,9 @@ export function createPreciseTickClock(options: PreciseTickClockOptions = {}): P
     clearTimer(handle) {
       if (handle !== undefined && handle === current) clear();
     },
+    defer(fn) {
+      setImmediate(fn);
+    },
     async close() {
       if (closed) return;
       clear();

@@ -7,6 +7,11 @@ export interface TickClock {
   /** Calls `fn` once, `delayMs` (fractional, ≥ 0) from now or as soon after as the clock can. */
   setTimer(fn: () => void, delayMs: number): unknown;
   clearTimer(handle: unknown): void;
+  /**
+   * Calls `fn` once, as soon as the I/O that is ready has had its turn (setImmediate): how a
+   * round that has run its slice goes on. Without it, a timer of 0 ms.
+   */
+  defer?(fn: () => void): void;
 }
 
 /**
@@ -18,7 +23,11 @@ export const realTickClock: TickClock = {
   now: () => performance.now(),
   setTimer: (fn, delayMs) => setTimeout(fn, Math.ceil(delayMs)),
   clearTimer: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+  defer: (fn) => void setImmediate(fn),
 };
+
+/** How long a round of due tasks runs before ready I/O gets a turn (default of `sliceMs`). */
+export const DEFAULT_SLICE_MS = 2;
 
 /** One run of a task. */
 export interface TickInfo {
@@ -74,6 +83,13 @@ export interface TickSchedulerOptions {
    * what a measurement of tick lateness needs, without wrapping each task in a closure of its own).
    */
   readonly observe?: (info: TickInfo) => void;
+  /**
+   * A round of due tasks that has run this long (ms, default 2) stops, lets the I/O that is ready
+   * have its turn (new connections, inputs, messages from other processes) and goes on where it
+   * stopped. A process that cannot keep up would otherwise accept and read only between rounds
+   * that last as long as it is behind (Node accepts one connection per event-loop turn).
+   */
+  readonly sliceMs?: number;
 }
 
 class Task implements ScheduledTask {
@@ -231,6 +247,13 @@ export class TickScheduler {
    */
   private readonly due: (Task | undefined)[] = [];
   private dueCount = 0;
+  /** The next of `due` to run: below `dueCount` while a round is cut at its slice and waits to go on. */
+  private dueNext = 0;
+  private readonly sliceMs: number;
+  /** A cut round's continuation is pending (no timer is armed meanwhile). */
+  private continuing = false;
+  /** The task whose function is running. */
+  private current: Task | undefined = undefined;
   /** The `TickInfo` every run is given (reused). */
   private readonly info = { k: 0, scheduledMs: 0, nowMs: 0, latenessMs: 0, skipped: 0 };
 
@@ -241,6 +264,8 @@ export class TickScheduler {
       throw new RangeError(`periodMs must be a positive number, got ${this.periodMs}`);
     }
     this.observe = options.observe;
+    this.sliceMs = options.sliceMs ?? DEFAULT_SLICE_MS;
+    if (!(this.sliceMs > 0)) throw new RangeError(`sliceMs must be a positive number, got ${this.sliceMs}`);
     this.onError =
       options.onError ??
       ((err) => {
@@ -287,37 +312,67 @@ export class TickScheduler {
     this.heap.drain((task) => {
       if (task.active) this.deactivate(task);
     });
+    for (let i = this.dueNext; i < this.dueCount; i++) {
+      const task = this.due[i] as Task;
+      if (task.active) this.deactivate(task);
+    }
+    // Called from a task's own run: that task is in neither.
+    if (this.current?.active) this.deactivate(this.current);
     this.arm();
   }
 
   private fire = (): void => {
     this.timer = undefined;
     this.timerDeadline = Number.POSITIVE_INFINITY;
+    this.continuing = false;
     this.running = true;
+    let cut = false;
     try {
-      // Only the tasks due when this callback started, each once: a task that is due again
-      // (after a stall) waits for the next round, so input and other I/O get their turn between
-      // rounds instead of one game ticking back-to-back.
       const started = this.clock.now();
       const { due, heap } = this;
-      while (heap.firstDeadline() <= started) {
-        const task = heap.pop() as Task;
-        if (task.active) due[this.dueCount++] = task;
+      if (this.dueNext >= this.dueCount) {
+        // A new round: only the tasks due when it started, each once. A task that is due again
+        // (after a stall) waits for the next round, so input and other I/O get their turn between
+        // rounds instead of one game ticking back-to-back.
+        this.dueCount = 0;
+        this.dueNext = 0;
+        while (heap.firstDeadline() <= started) {
+          const task = heap.pop() as Task;
+          if (task.active) due[this.dueCount++] = task;
+        }
       }
       // An earlier task may cancel a later one. Each task starts when the one before it ended.
       let now = started;
-      for (let i = 0; i < this.dueCount; i++) {
-        const task = due[i] as Task;
-        due[i] = undefined;
+      while (this.dueNext < this.dueCount) {
+        const task = due[this.dueNext] as Task;
+        due[this.dueNext++] = undefined;
         if (task.active) now = this.run(task, now);
+        if (now - started >= this.sliceMs && this.dueNext < this.dueCount) {
+          cut = true;
+          break;
+        }
       }
     } finally {
-      for (let i = 0; i < this.dueCount; i++) this.due[i] = undefined;
-      this.dueCount = 0;
+      if (!cut) {
+        for (let i = this.dueNext; i < this.dueCount; i++) this.due[i] = undefined;
+        this.dueCount = 0;
+        this.dueNext = 0;
+      }
       this.running = false;
-      this.arm();
+      if (cut) this.goOn();
+      else this.arm();
     }
   };
+
+  /** The round was cut at its slice: it goes on once ready I/O has had its turn. */
+  private goOn(): void {
+    if (this.timer !== undefined) this.clock.clearTimer(this.timer);
+    this.timer = undefined;
+    this.timerDeadline = Number.POSITIVE_INFINITY;
+    this.continuing = true;
+    if (this.clock.defer) this.clock.defer(this.fire);
+    else this.timer = this.clock.setTimer(this.fire, 0);
+  }
 
   /** Runs `task`, which starts at `now`; returns the time it ended. */
   private run(task: Task, now: number): number {
@@ -332,12 +387,15 @@ export class TickScheduler {
     if (this.observe !== undefined) this.observe(info);
     // biome-ignore lint/suspicious/noConfusingVoidType: what a TickFn returns
     let keep: boolean | void;
+    this.current = task;
     try {
       keep = task.target.onTick(info);
     } catch (err) {
       if (task.active) this.deactivate(task);
       this.onError(err, task);
       return this.clock.now();
+    } finally {
+      this.current = undefined;
     }
     const after = this.clock.now();
     if (keep === false && task.active) this.deactivate(task);
@@ -357,6 +415,8 @@ export class TickScheduler {
   }
 
   private arm(): void {
+    // A cut round goes on first; it arms the timer when it is done.
+    if (this.continuing) return;
     // Cancelled tasks at the top leave now, so they arm no timer.
     const heap = this.heap;
     while (heap.count > 0 && !(heap.peek() as Task).active) heap.pop();

@@ -18,6 +18,60 @@ function countingClock(start = 1000) {
 }
 
 describe("TickScheduler", () => {
+  it("cuts a round that has run its slice, lets ready I/O have a turn (defer) and goes on where it stopped", () => {
+    const clock = new ManualTickClock(0);
+    const deferred: (() => void)[] = [];
+    const deferring: TickClock = {
+      now: () => clock.now(),
+      setTimer: (fn, ms) => clock.setTimer(fn, ms),
+      clearTimer: (h) => clock.clearTimer(h),
+      defer: (fn) => void deferred.push(fn),
+    };
+    const scheduler = new TickScheduler({ clock: deferring, sliceMs: 2 });
+    const runs: { id: number; lateness: number }[] = [];
+    const tasks = [0, 1, 2, 3, 4].map((id) =>
+      scheduler.schedule((info) => {
+        runs.push({ id, lateness: info.latenessMs });
+        clock.jump(1); // each task works 1 ms
+      }, 0),
+    );
+    clock.advanceTo(33);
+    // Two tasks fill the 2 ms slice; the rest waits for the continuation, and no timer is armed meanwhile.
+    expect(runs.map((r) => r.id)).toEqual([0, 1]);
+    expect(deferred).toHaveLength(1);
+    expect(clock.pendingTimers).toBe(0);
+    // A task cancelled while the round waits does not run.
+    tasks[3]!.cancel();
+    expect(clock.pendingTimers).toBe(0);
+    deferred.shift()!();
+    expect(runs.map((r) => r.id)).toEqual([0, 1, 2, 4]);
+    // Each ran when the one before it ended: its lateness counts the work done before it.
+    expect(runs.map((r) => r.lateness)).toEqual([0, 1, 2, 3]);
+    expect(deferred).toHaveLength(0);
+    // The round is over: the next deadline has its timer, and the next round runs whole.
+    expect(clock.pendingTimers).toBe(1);
+    scheduler.stop();
+    expect(clock.pendingTimers).toBe(0);
+  });
+
+  it("goes on with a 0 ms timer on a clock without defer, and a stop while a round waits ends it", () => {
+    const clock = new ManualTickClock(0);
+    const scheduler = new TickScheduler({ clock, sliceMs: 2 });
+    const ran: number[] = [];
+    for (const id of [0, 1, 2, 3]) {
+      scheduler.schedule(() => {
+        ran.push(id);
+        clock.jump(1);
+        if (id === 1) scheduler.stop();
+      }, 0);
+    }
+    clock.advanceTo(33);
+    expect(ran).toEqual([0, 1]);
+    clock.advance(1000);
+    expect(ran).toEqual([0, 1]);
+    expect(scheduler.size).toBe(0);
+  });
+
   it("hands every run of every task the same TickInfo object, updated (nothing allocated per tick)", () => {
     const clock = new ManualTickClock(0);
     const scheduler = new TickScheduler({ clock });
