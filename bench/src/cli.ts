@@ -3,8 +3,8 @@
 // bench/results/latest.json (numbers) and bench/results/latest.md (the tables). With --only, the
 // sections not run keep their previous results there (each says when it was measured). --quick
 // writes to bench/results/quick/ instead (not kept in git).
-// pnpm bench --soak [--soak-games 2000] [--soak-minutes 10]: the soak alone (not in CI), written
-// to bench/results/soak.json and soak.md.
+// pnpm bench --soak [--soak-games 2000] [--soak-minutes 10] [--soak-shards <one per core>]: the
+// soak alone (not in CI), written to bench/results/soak.json and soak.md.
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -47,9 +47,10 @@ async function main(): Promise<number> {
       soak: { type: "boolean", default: false },
       "soak-games": { type: "string", default: String(DEFAULT_SOAK.games) },
       "soak-minutes": { type: "string", default: String(DEFAULT_SOAK.minutes) },
+      "soak-shards": { type: "string", default: String(DEFAULT_SOAK.shards) },
     },
   });
-  if (values.soak) return soak(values["soak-games"], values["soak-minutes"], values.out);
+  if (values.soak) return soak(values["soak-games"], values["soak-minutes"], values["soak-shards"], values.out);
   const only = values.only?.split(",").map((s) => s.trim()) ?? [...SECTION_IDS];
   for (const id of only) {
     if (!(SECTION_IDS as readonly string[]).includes(id)) {
@@ -111,15 +112,20 @@ async function main(): Promise<number> {
   return failures.length > 0 ? 1 : 0;
 }
 
-async function soak(gamesText: string, minutesText: string, out: string | undefined): Promise<number> {
+async function soak(gamesText: string, minutesText: string, shardsText: string, out: string | undefined): Promise<number> {
   const games = Number(gamesText);
   const minutes = Number(minutesText);
+  const shards = Number(shardsText);
   if (!Number.isInteger(games) || games < 1 || games > 20_000) {
     process.stderr.write(`--soak-games must be a whole number from 1 to 20000, got ${gamesText}\n`);
     return 2;
   }
   if (!Number.isInteger(minutes) || minutes < 1 || minutes > 600) {
     process.stderr.write(`--soak-minutes must be a whole number from 1 to 600, got ${minutesText}\n`);
+    return 2;
+  }
+  if (!Number.isInteger(shards) || shards < 0 || shards > 64) {
+    process.stderr.write(`--soak-shards must be a whole number from 0 to 64, got ${shardsText}\n`);
     return 2;
   }
   const outDir = out ? resolve(process.env["INIT_CWD"] ?? process.cwd(), out) : resolve(import.meta.dirname, "../results");
@@ -130,7 +136,7 @@ async function soak(gamesText: string, minutesText: string, out: string | undefi
   const workDir = await mkdtemp(join(tmpdir(), "flaplab-soak-"));
   let result: Awaited<ReturnType<typeof runSoak>>;
   try {
-    result = await runSoak({ games, minutes, intervalMs: DEFAULT_SOAK.intervalMs, warmupIntervals: DEFAULT_SOAK.warmupIntervals, workDir, log: (l) => process.stderr.write(`[bench] ${l}\n`) });
+    result = await runSoak({ games, shards, minutes, intervalMs: DEFAULT_SOAK.intervalMs, warmupIntervals: DEFAULT_SOAK.warmupIntervals, workDir, log: (l) => process.stderr.write(`[bench] ${l}\n`) });
   } finally {
     await rm(workDir, { recursive: true, force: true });
   }
@@ -148,8 +154,8 @@ async function soak(gamesText: string, minutesText: string, out: string | undefi
     "",
     checks,
     "",
-    "- The engine's game session handler, TickScheduler and GameTable in one process behind the plain WebSocket link; the clients in another process, keeping the games going: each game flaps on the planned schedule until a tick drawn from 200–1200, then stops, so the bird falls and the game ends; a new game takes its place once the engine has sent the summary (recorded) and closed the session normally.",
-    "- Lost: a game that ended any other way (closed with another code, no summary, or not recorded). Not started: new games the server could not make (a failed POST /games, retried after 1 s), which are no games lost. Late ticks: ticks more than 2 ms after their deadline. RSS, heap and FDs: the engine process at the end of each interval; CPU: the engine process's share of one core.",
+    `- ${shards > 0 ? `The engine on ${shards} shard process${shards === 1 ? "" : "es"} behind the one plain WebSocket port (as \`FLAPLAB_ENGINE_SHARDS=${shards}\` runs it: the port's process makes the games, accepts, checks each stream ticket and hands the game and its socket to the shard with the fewest games, where its game session handler, TickScheduler and GameTable play it)` : "The engine's game session handler, TickScheduler and GameTable in one process behind the plain WebSocket link"}; the clients in another process, keeping the games going: each game flaps on the planned schedule until a tick drawn from 200–1200, then stops, so the bird falls and the game ends; a new game takes its place once the engine has sent the summary (recorded) and closed the session normally.`,
+    "- Lost: a game that ended any other way (closed with another code, no summary, or not recorded). Not started: new games the server could not make (a failed POST /games, retried after 1 s), which are no games lost. Late ticks: ticks more than 2 ms after their deadline. RSS, heap and FDs: the engine's processes (the port's and the shards', summed) at the end of each interval; p99 lateness and GC max: the worst of them; CPU: theirs summed, as a share of one core.",
     "",
   ].join("\n");
   process.stdout.write(`${md}\n`);

@@ -74,7 +74,11 @@ function play(game: { id: string; ticket: string }): Promise<void> {
     let seq = 1;
     let summary = false;
     let recorded = false;
-    ws.on("open", () => ws.send(input(1)));
+    let opened = false;
+    ws.on("open", () => {
+      opened = true;
+      ws.send(input(1));
+    });
     ws.on("message", (data: Buffer) => {
       for (const msg of dec.push(data)) {
         if (msg.kind.case === "summary") {
@@ -86,7 +90,10 @@ function play(game: { id: string; ticket: string }): Promise<void> {
         if (tick < stopAt && flaps.has(tick + 1)) ws.send(input(++seq));
       }
     });
-    ws.on("error", () => undefined);
+    let error = "";
+    ws.on("error", (err) => {
+      error ||= ` (${err.message})`;
+    });
     ws.on("close", (code, reason) => {
       sockets.delete(ws);
       open--;
@@ -95,7 +102,7 @@ function play(game: { id: string; ticket: string }): Promise<void> {
       } else if (code === 1000 && summary && recorded) {
         finished++;
       } else {
-        lose(summary && !recorded ? "not recorded" : `${code} ${reason.toString()}`.trim());
+        lose(summary && !recorded ? "not recorded" : `${`${code} ${reason.toString()}`.trim()}${error}${opened ? "" : ", never opened"}`);
       }
       resolve();
     });
@@ -114,7 +121,9 @@ async function slot(first: { id: string; ticket: string }): Promise<void> {
         game = (await newGames(1))[0];
       } catch (err) {
         startFailed++;
-        startFailures[(err as Error).message] = (startFailures[(err as Error).message] ?? 0) + 1;
+        const cause = (err as Error & { cause?: Error }).cause;
+        const message = `${(err as Error).message}${cause ? ` (${cause.message})` : ""}`;
+        startFailures[message] = (startFailures[message] ?? 0) + 1;
         await new Promise((r) => setTimeout(r, 1000));
       }
     }

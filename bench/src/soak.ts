@@ -1,8 +1,9 @@
 // pnpm bench --soak: thousands of games for minutes, games ending and starting all the time, over
 // the plain WebSocket link with clients in another process. What must stay flat is sampled once
-// an interval: the engine process's RSS and file descriptors; no game may be lost.
+// an interval: the engine's RSS and file descriptors (its process and its shards); no game may be lost.
 import { ENGINE_NODE_FLAGS } from "@flaplab/component";
 import { mkdtemp, rm } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { type Child, startChild } from "./child.js";
 import type { SoakClientsSample } from "./soak-clients.js";
@@ -12,6 +13,11 @@ import type { Table } from "./table.js";
 
 export interface SoakOptions {
   readonly games: number;
+  /**
+   * Engine shard processes behind the one WebSocket port (as `FLAPLAB_ENGINE_SHARDS` runs them);
+   * 0: the games play in the port's own process.
+   */
+  readonly shards: number;
   readonly minutes: number;
   /** Length of one sample interval (60 000 for a real soak; shorter in tests). */
   readonly intervalMs: number;
@@ -39,7 +45,7 @@ export interface SoakResult {
 
 /** RSS and file descriptors must stay within this share of their median after the warm-up. */
 export const FLAT_TOLERANCE = 0.1;
-export const DEFAULT_SOAK = { games: 2000, minutes: 10, intervalMs: 60_000, warmupIntervals: 2, gameTicks: [200, 1200] as const };
+export const DEFAULT_SOAK = { games: 2000, shards: availableParallelism(), minutes: 10, intervalMs: 60_000, warmupIntervals: 2, gameTicks: [200, 1200] as const };
 
 const MiB = 2 ** 20;
 
@@ -62,8 +68,9 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
   try {
     server = await startChild("soak-server.ts", ENGINE_NODE_FLAGS);
     clients = await startChild("soak-clients.ts");
-    const info = await server.request<SoakServerInfo>({ type: "start", keysDir: dir });
-    opts.log(`soak: ${count(opts.games)} games for ${opts.minutes} min over the WebSocket link, a sample every ${opts.intervalMs / 1000} s`);
+    const info = await server.request<SoakServerInfo>({ type: "start", keysDir: dir, shards: opts.shards }, 60_000);
+    const where = opts.shards > 0 ? `on ${opts.shards} engine shard${opts.shards === 1 ? "" : "s"}` : "in one engine process";
+    opts.log(`soak: ${count(opts.games)} games for ${opts.minutes} min over the WebSocket link, ${where}, a sample every ${opts.intervalMs / 1000} s`);
     const rampMs = Math.min(10_000, opts.intervalMs / 2);
     await clients.request({ type: "start", wsUrl: info.wsUrl, gamesUrl: info.gamesUrl, games: opts.games, rampMs, seed: 1, gameTicks: opts.gameTicks ?? DEFAULT_SOAK.gameTicks }, rampMs + 120_000);
     // The first interval starts when every game has started.
@@ -76,7 +83,8 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
       samples.push({ index: i, server: s, clients: c });
       opts.log(
         `soak: ${i}/${intervals}  RSS ${sig(s.rssBytes / MiB)} MiB  heap ${sig(s.heapUsedBytes / MiB)} MiB  fds ${s.fds}  open ${c.open}  ` +
-          `started ${c.started}  finished ${c.finished}  lost ${c.lost}  not started ${c.startFailed}  late ticks ${count(s.lateTicks)} of ${count(s.ticks)}  p99 ${sig((s.latenessP99Us ?? 0) / 1000)} ms`,
+          `started ${c.started}  finished ${c.finished}  lost ${c.lost}  not started ${c.startFailed}  late ticks ${count(s.lateTicks)} of ${count(s.ticks)}  p99 ${sig((s.latenessP99Us ?? 0) / 1000)} ms` +
+          (s.shardSessions.length > 0 ? `  sessions per shard ${s.shardSessions.join("/")}` : ""),
       );
     }
     await clients.request({ type: "stop" }, 30_000);

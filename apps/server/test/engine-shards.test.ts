@@ -85,7 +85,11 @@ describe("engine shards", () => {
       // About 9 ticks a game in 300 ms.
       expect(x.ticks).toBeGreaterThanOrEqual(5 * x.sessions);
       expect(x.latenessUs.p50).not.toBeNull();
+      expect(x.lateTicks).toBeLessThanOrEqual(x.ticks);
       expect(x.cpuUs).toBeGreaterThan(0);
+      expect(x.heapUsedBytes).toBeGreaterThan(0);
+      // Its sockets at least: a game's WebSocket each, and the IPC channel.
+      expect(x.fds).toBeGreaterThan(x.sessions);
     }
     // The group's own handler sees the game is played elsewhere, on either link.
     const second = await openLink(games[0]!.engineWsUrl, ticket(games[0]!));

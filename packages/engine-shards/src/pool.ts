@@ -36,6 +36,7 @@ export interface EngineShardsOptions extends Pick<GameSessionDeps, "games" | "mu
   readonly count: number;
   /** Whether a game already has a stream in the group's process (the group's own handler's `hasStream`): such a game stays. */
   readonly playedHere: (gameId: string) => boolean;
+  /** The group's logger; the shards log at its level. */
   readonly logger: Logger;
   /** The engine's game stream path (the route the shards serve). */
   readonly path: string;
@@ -138,7 +139,7 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
   };
 
   const spawnShard = (shard: Shard): Promise<void> => {
-    const proc = fork(SHARD_MAIN, [String(shard.index), opts.path], {
+    const proc = fork(SHARD_MAIN, [String(shard.index), opts.path, opts.logger.level], {
       // The sources' shard entry is TypeScript, run with tsx (resolved from this package's folder); the
       // built one runs with the parent's Node options (its --conditions=built). Either way with the
       // engine's own flags (its small young generation).

@@ -57,6 +57,9 @@ export interface GameEnded {
   readonly over: boolean;
 }
 
+/** A tick that runs more than this past its deadline counts as late in `ShardSample.lateTicks`. */
+export const LATE_TICK_US = 2_000;
+
 /** What one shard measured over an interval. */
 export interface ShardSample {
   readonly index: number;
@@ -64,6 +67,10 @@ export interface ShardSample {
   /** Ticks run, and how late they ran (µs past their deadline). */
   readonly ticks: number;
   readonly latenessUs: { readonly p50: number | null; readonly p99: number | null; readonly p999: number | null; readonly max: number | null };
+  /** Ticks more than `LATE_TICK_US` past their deadline. */
+  readonly lateTicks: number;
+  /** The longest garbage-collection pause (perf_hooks "gc" entries), ms; null: none. */
+  readonly gcMaxMs: number | null;
   /** Process CPU (user + system), µs. */
   readonly cpuUs: number;
   readonly wallMs: number;
@@ -71,6 +78,9 @@ export interface ShardSample {
   readonly games: number;
   readonly sessions: number;
   readonly rssBytes: number;
+  readonly heapUsedBytes: number;
+  /** Open file descriptors (null where /proc/self/fd cannot be read). */
+  readonly fds: number | null;
 }
 
 /** Shard → parent: the answer to a `sample`. */

@@ -2,7 +2,9 @@
 // own GameTable, TickScheduler and game session handler; the WebSocket of each game arrives as a
 // socket handle with the game, and from then on every input, ack and frame of that game stays in
 // this process. Calls to music and score go to the parent, which makes them as the engine.
+import { readdirSync } from "node:fs";
 import type { Socket } from "node:net";
+import { PerformanceObserver } from "node:perf_hooks";
 import { create } from "@bufbuild/protobuf";
 import { type CallOptions, type Client, Code, ConnectError } from "@connectrpc/connect";
 import { currentCall } from "@flaplab/component";
@@ -12,12 +14,12 @@ import { createGameSessionHandler, engineClockFromEnv, GameTable, gameTableOptio
 import { createWebSocketStreams, streamLimitsFromEnv } from "@flaplab/streams";
 import { pino } from "pino";
 import { ExactHistogram } from "@flaplab/report-kit/histogram";
-import type { CallResult, FromShard, ShardCall, ShardSample, ToShard } from "./protocol.js";
+import { type CallResult, type FromShard, LATE_TICK_US, type ShardCall, type ShardSample, type ToShard } from "./protocol.js";
 
-// argv: the shard's index and the engine's game stream path (the group's process passes them).
+// argv: the shard's index, the engine's game stream path and the group's log level (the group's process passes them).
 const index = Number(process.argv[2] ?? "0");
 const path = process.argv[3] ?? "/engine/v1/game";
-const logger = pino({ base: { pid: process.pid, shard: index } });
+const logger = pino({ base: { pid: process.pid, shard: index }, level: process.argv[4] ?? "info" });
 
 if (!process.send) {
   logger.fatal("an engine shard runs as a child process of a server group (no IPC channel)");
@@ -64,12 +66,19 @@ const games = new GameTable({ ...gameTableOptionsFromEnv(process.env), logger })
 // Every tick's lateness, for `sample`: an HdrHistogram records without allocating.
 const lateness = new ExactHistogram();
 let ticks = 0;
+let lateTicks = 0;
+let gcMaxMs: number | null = null;
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) if (gcMaxMs === null || entry.duration > gcMaxMs) gcMaxMs = entry.duration;
+}).observe({ entryTypes: ["gc"] });
 let since = { cpu: process.cpuUsage(), at: performance.now() };
 const scheduler = new TickScheduler({
   clock: engineClockFromEnv(process.env).clock,
   observe: (info) => {
     ticks++;
-    lateness.record(info.latenessMs > 0 ? info.latenessMs * 1000 : 0);
+    const latenessUs = info.latenessMs > 0 ? info.latenessMs * 1000 : 0;
+    if (latenessUs > LATE_TICK_US) lateTicks++;
+    lateness.record(latenessUs);
   },
 });
 const play = createGameSessionHandler({ games, scheduler, music, score, logger });
@@ -93,19 +102,26 @@ process.on("message", (message: ToShard, handle?: Socket) => {
   if (message.type === "result") return settle(message);
   if (message.type === "sample") {
     const cpu = process.cpuUsage(since.cpu);
+    const memory = process.memoryUsage();
     const sample: ShardSample = {
       index,
       pid: process.pid,
       ticks,
       latenessUs: { p50: lateness.percentile(50), p99: lateness.percentile(99), p999: lateness.percentile(99.9), max: lateness.max },
+      lateTicks,
+      gcMaxMs,
       cpuUs: cpu.user + cpu.system,
       wallMs: performance.now() - since.at,
       games: games.size,
       sessions: streams.openSessions,
-      rssBytes: process.memoryUsage().rss,
+      rssBytes: memory.rss,
+      heapUsedBytes: memory.heapUsed,
+      fds: openFileDescriptors(),
     };
     lateness.reset();
     ticks = 0;
+    lateTicks = 0;
+    gcMaxMs = null;
     since = { cpu: process.cpuUsage(), at: performance.now() };
     return send({ type: "sample", id: message.id, sample });
   }
@@ -133,3 +149,11 @@ process.on("disconnect", () => {
 
 logger.info({ event: "engine-shard-ready", shard: index }, "engine shard ready");
 send({ type: "ready" });
+
+function openFileDescriptors(): number | null {
+  try {
+    return readdirSync("/proc/self/fd").length;
+  } catch {
+    return null;
+  }
+}
