@@ -61,6 +61,8 @@ describe("engine shards", () => {
     const { ownRuns } = await scores.getScores({}, { headers: { authorization: `Bearer ${token}` } });
     expect(ownRuns.find((r) => r.gameId === game.gameId)).toMatchObject({ score: 7, ticks: 402, seed: EASY_SEED });
     await waitFor("the game's end to come back", () => server.shards!.stats().every((s) => s.games === 0));
+    // The finished game left the shard's own table too (not kept for the finished-game time).
+    expect((await server.shards!.sample()).map((x) => x.games)).toEqual([0, 0]);
   }, 60_000);
 
   it("spread games over the shards, refuse a second stream of a handed game with 4409, and free the player's slots when the games end", async () => {

@@ -88,7 +88,14 @@ const streams = createWebSocketStreams({
       kind: "engine",
       handler: (session) => {
         play(session);
-        void session.closed.then(() => send({ type: "ended", gameId: session.gameId, over: games.get(session.gameId)?.state.phase === "over" }));
+        void session.closed.then(() => {
+          const over = games.get(session.gameId)?.state.phase === "over";
+          // Nothing reaches the game here once its session has closed (a new stream for it goes to
+          // the group, which releases it now), so a finished game leaves at once instead of
+          // staying its finished-game time: a shard holds the games it plays, not the last minute's.
+          games.delete(session.gameId);
+          send({ type: "ended", gameId: session.gameId, over });
+        });
       },
     },
   },
