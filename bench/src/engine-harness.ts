@@ -35,7 +35,7 @@ export const LATE_TICK_MS = 2;
 /**
  * A TickScheduler that records every tick's lateness (µs), the late ticks and skipped deadlines
  * (through the scheduler's `observe` hook: no closure of its own per task), how many timer
- * callbacks (rounds) ran and how long the longest one took.
+ * callbacks ran (rounds, and the parts of a round cut at its slice) and how long the longest one took.
  */
 export class MeasuringScheduler extends TickScheduler {
   readonly lateness = new Hist();
@@ -50,18 +50,20 @@ export class MeasuringScheduler extends TickScheduler {
   /** `base`: the clock whose timers it measures (default: setTimeout's, `realTickClock`). */
   constructor(base: TickClock = realTickClock) {
     const timed: { self?: MeasuringScheduler } = {};
+    const measured = (fn: () => void) => () => {
+      const self = timed.self!;
+      self.rounds++;
+      const t = performance.now();
+      fn();
+      const ms = performance.now() - t;
+      if (ms > self.longestBurstMs) self.longestBurstMs = ms;
+    };
     const clock: TickClock = {
       now: () => performance.now(),
-      setTimer: (fn, delayMs) =>
-        base.setTimer(() => {
-          const self = timed.self!;
-          self.rounds++;
-          const t = performance.now();
-          fn();
-          const ms = performance.now() - t;
-          if (ms > self.longestBurstMs) self.longestBurstMs = ms;
-        }, delayMs),
+      setTimer: (fn, delayMs) => base.setTimer(measured(fn), delayMs),
       clearTimer: (handle) => base.clearTimer(handle),
+      // A round cut at its slice goes on as it would on the base clock (each part a callback of its own).
+      ...(base.defer ? { defer: (fn: () => void) => base.defer!(measured(fn)) } : {}),
     };
     super({
       clock,
