@@ -22,6 +22,8 @@ export interface SoakClientsSample {
   /** Games that ended any other way (or never opened), by reason. */
   readonly lost: number;
   readonly lostReasons: Readonly<Record<string, number>>;
+  /** The ids of the first games lost (up to `LOST_IDS_KEPT`), to find them in the engine's logs. */
+  readonly lostGames: readonly string[];
   /** New games the server could not make (not games lost), by error. */
   readonly startFailed: number;
   readonly startFailures: Readonly<Record<string, number>>;
@@ -41,6 +43,8 @@ let started = 0;
 let finished = 0;
 let lost = 0;
 let lostReasons: Record<string, number> = {};
+const LOST_IDS_KEPT = 10;
+let lostGames: string[] = [];
 let startFailed = 0;
 let startFailures: Record<string, number> = {};
 const sockets = new Set<WebSocket>();
@@ -51,8 +55,9 @@ const random = () => {
   return state / 2 ** 31;
 };
 
-function lose(reason: string): void {
+function lose(gameId: string, reason: string): void {
   lost++;
+  if (lostGames.length < LOST_IDS_KEPT) lostGames.push(gameId);
   lostReasons[reason] = (lostReasons[reason] ?? 0) + 1;
 }
 
@@ -102,7 +107,7 @@ function play(game: { id: string; ticket: string }): Promise<void> {
       } else if (code === 1000 && summary && recorded) {
         finished++;
       } else {
-        lose(summary && !recorded ? "not recorded" : `${`${code} ${reason.toString()}`.trim()}${error}${opened ? "" : ", never opened"}`);
+        lose(game.id, summary && !recorded ? "not recorded" : `${`${code} ${reason.toString()}`.trim()}${error}${opened ? "" : ", never opened"}`);
       }
       resolve();
     });
@@ -151,11 +156,12 @@ serveRequests(async (req: SoakClientsRequest) => {
       return null;
     }
     case "sample": {
-      const sample: SoakClientsSample = { open, started, finished, lost, lostReasons, startFailed, startFailures };
+      const sample: SoakClientsSample = { open, started, finished, lost, lostReasons, lostGames, startFailed, startFailures };
       started = 0;
       finished = 0;
       lost = 0;
       lostReasons = {};
+      lostGames = [];
       startFailed = 0;
       startFailures = {};
       return sample;

@@ -101,6 +101,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
   const finished = samples.reduce((a, s) => a + s.clients.finished, 0);
   const reasons: Record<string, number> = {};
   for (const s of samples) for (const [k, v] of Object.entries(s.clients.lostReasons)) reasons[k] = (reasons[k] ?? 0) + v;
+  const lostGames = samples.flatMap((s) => s.clients.lostGames).slice(0, 10);
   const notStarted = samples.reduce((a, s) => a + s.clients.startFailed, 0);
   const startErrors: Record<string, number> = {};
   for (const s of samples) for (const [k, v] of Object.entries(s.clients.startFailures)) startErrors[k] = (startErrors[k] ?? 0) + v;
@@ -108,7 +109,7 @@ export async function runSoak(opts: SoakOptions): Promise<SoakResult> {
   const pct = (x: number) => `${sig(x * 100, 2)} %`;
   const checks = [
     { check: `RSS flat within ±${FLAT_TOLERANCE * 100} % after the warm-up`, measured: `median ${sig(rss.median / MiB)} MiB, widest ${pct(rss.deviation)}`, met: rss.met },
-    { check: "no game lost", measured: `${count(lost)} lost of ${count(finished + lost)} ended${lost > 0 ? ` (${Object.entries(reasons).map(([k, v]) => `${v}× ${k}`).join(", ")})` : ""}${startText}`, met: lost === 0 },
+    { check: "no game lost", measured: `${count(lost)} lost of ${count(finished + lost)} ended${lost > 0 ? ` (${Object.entries(reasons).map(([k, v]) => `${v}× ${k}`).join(", ")}; first: ${lostGames.join(", ")})` : ""}${startText}`, met: lost === 0 },
     { check: `file descriptors flat within ±${FLAT_TOLERANCE * 100} % after the warm-up`, measured: `median ${count(fds.median)}, widest ${pct(fds.deviation)}`, met: fds.met },
   ];
   const unit = opts.intervalMs === 60_000 ? "Minute" : `Interval (${opts.intervalMs / 1000} s)`;

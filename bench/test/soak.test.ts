@@ -34,6 +34,7 @@ describe("the soak, in small", () => {
       expect(s.server.fds).toBeGreaterThan(0);
       expect(s.server.ticks).toBeGreaterThan(0);
       expect(s.clients.open).toBeGreaterThan(0);
+      expect(s.clients.lostGames).toEqual([]);
     }
     expect(result.table.rows).toHaveLength(3);
     expect(lines.at(-1)).toMatch(/^soak: 3\/3 {2}RSS/);
