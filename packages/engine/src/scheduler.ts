@@ -250,8 +250,6 @@ export class TickScheduler {
   /** The next of `due` to run: below `dueCount` while a round is cut at its slice and waits to go on. */
   private dueNext = 0;
   private readonly sliceMs: number;
-  /** A cut round's continuation is pending (no timer is armed meanwhile). */
-  private continuing = false;
   /** The task whose function is running. */
   private current: Task | undefined = undefined;
   /** The `TickInfo` every run is given (reused). */
@@ -324,7 +322,6 @@ export class TickScheduler {
   private fire = (): void => {
     this.timer = undefined;
     this.timerDeadline = Number.POSITIVE_INFINITY;
-    this.continuing = false;
     this.running = true;
     let cut = false;
     try {
@@ -364,12 +361,11 @@ export class TickScheduler {
     }
   };
 
-  /** The round was cut at its slice: it goes on once ready I/O has had its turn. */
+  /**
+   * The round was cut at its slice: it goes on once ready I/O has had its turn. `fire` cleared
+   * the timer, and nothing arms one while the round waits (`arm` sees the tasks left in `due`).
+   */
   private goOn(): void {
-    if (this.timer !== undefined) this.clock.clearTimer(this.timer);
-    this.timer = undefined;
-    this.timerDeadline = Number.POSITIVE_INFINITY;
-    this.continuing = true;
     if (this.clock.defer) this.clock.defer(this.fire);
     else this.timer = this.clock.setTimer(this.fire, 0);
   }
@@ -415,8 +411,8 @@ export class TickScheduler {
   }
 
   private arm(): void {
-    // A cut round goes on first; it arms the timer when it is done.
-    if (this.continuing) return;
+    // A cut round (tasks left in `due`) goes on first; it arms the timer when it is done.
+    if (this.dueNext < this.dueCount) return;
     // Cancelled tasks at the top leave now, so they arm no timer.
     const heap = this.heap;
     while (heap.count > 0 && !(heap.peek() as Task).active) heap.pop();
