@@ -29,6 +29,9 @@ export const realTickClock: TickClock = {
 /** How long a round of due tasks runs before ready I/O gets a turn (default of `sliceMs`). */
 export const DEFAULT_SLICE_MS = 2;
 
+/** The grid task starts are moved up to (default of `slotMs`), ms. */
+export const DEFAULT_SLOT_MS = 1;
+
 /** One run of a task. */
 export interface TickInfo {
   /** Which deadline this is: 1 for `startMs + periodMs`, k for `startMs + k * periodMs`. */
@@ -61,6 +64,7 @@ export interface TickTarget {
 
 /** A task's handle. */
 export interface ScheduledTask {
+  /** Where its deadlines count from: the start it was given, moved up to the slot grid. */
   readonly startMs: number;
   /** Runs so far. */
   readonly runs: number;
@@ -90,6 +94,14 @@ export interface TickSchedulerOptions {
    * that last as long as it is behind (Node accepts one connection per event-loop turn).
    */
   readonly sliceMs?: number;
+  /**
+   * Task starts are moved up to the next multiple of this (ms, default 1; 0 keeps them as given),
+   * so at most `periodMs / slotMs` deadlines a period need a timer of their own, however many
+   * tasks there are. Every wake-up of an idle process costs tens of microseconds of CPU; games
+   * started at arbitrary times would each need one per tick (≈ 3,000 a second for 100 games),
+   * while a game's ticks shifted by less than a millisecond are the same game.
+   */
+  readonly slotMs?: number;
 }
 
 class Task implements ScheduledTask {
@@ -250,6 +262,7 @@ export class TickScheduler {
   /** The next of `due` to run: below `dueCount` while a round is cut at its slice and waits to go on. */
   private dueNext = 0;
   private readonly sliceMs: number;
+  private readonly slotMs: number;
   /** The task whose function is running. */
   private current: Task | undefined = undefined;
   /** The `TickInfo` every run is given (reused). */
@@ -264,6 +277,8 @@ export class TickScheduler {
     this.observe = options.observe;
     this.sliceMs = options.sliceMs ?? DEFAULT_SLICE_MS;
     if (!(this.sliceMs > 0)) throw new RangeError(`sliceMs must be a positive number, got ${this.sliceMs}`);
+    this.slotMs = options.slotMs ?? DEFAULT_SLOT_MS;
+    if (!(this.slotMs >= 0) || !Number.isFinite(this.slotMs)) throw new RangeError(`slotMs must be a finite number ≥ 0, got ${this.slotMs}`);
     this.onError =
       options.onError ??
       ((err) => {
@@ -281,12 +296,15 @@ export class TickScheduler {
   }
 
   /**
-   * Runs `run` (a function, or a target's `onTick`) at `startMs + k * periodMs` for k = 1, 2, …
-   * until it returns false or is cancelled.
+   * Runs `run` (a function, or a target's `onTick`) at `start + k * periodMs` for k = 1, 2, …
+   * until it returns false or is cancelled, where `start` is `startMs` moved up to the slot grid
+   * (`slotMs`; the task's `startMs`).
    */
   schedule(run: TickFn | TickTarget, startMs: number = this.clock.now()): ScheduledTask {
     const target: TickTarget = typeof run === "function" ? { onTick: run } : run;
-    const task = new Task(this, target, startMs, this.nextOrder++, this.periodMs);
+    const slot = this.slotMs;
+    const start = slot > 0 ? Math.ceil(startMs / slot) * slot : startMs;
+    const task = new Task(this, target, start, this.nextOrder++, this.periodMs);
     this.active++;
     this.heap.push(task);
     if (!this.running) this.arm();

@@ -72,6 +72,37 @@ describe("TickScheduler", () => {
     expect(scheduler.size).toBe(0);
   });
 
+  it("moves task starts up to the slot grid, so tasks started within one slot share their rounds and timers", () => {
+    const { clock, counting, armed } = countingClock(1000);
+    const scheduler = new TickScheduler({ clock: counting });
+    const ran: { id: number; scheduledMs: number; nowMs: number }[] = [];
+    // 100 tasks started at 1000.00, 1000.01, … 1000.99 ms (performance.now() readings of one ms).
+    const tasks = Array.from({ length: 100 }, (_, id) =>
+      scheduler.schedule((info) => void ran.push({ id, scheduledMs: info.scheduledMs, nowMs: info.nowMs }), 1000 + id / 100),
+    );
+    // Every one counts from the next whole ms (1000.00 is on the grid already).
+    expect(tasks[0]!.startMs).toBe(1000);
+    expect(tasks.slice(1).every((t) => t.startMs === 1001)).toBe(true);
+    const armedBefore = armed();
+    clock.advanceTo(1000 + 33 * 3 + 1);
+    // Three periods: the first task's three runs at 1033, 1066, 1099 and the others' at 1034, 1067, 1100.
+    expect(ran).toHaveLength(300);
+    expect(new Set(ran.filter((r) => r.id > 0).map((r) => r.scheduledMs))).toEqual(new Set([1034, 1067, 1100]));
+    expect(ran.every((r) => r.nowMs >= r.scheduledMs)).toBe(true);
+    // One timer per deadline (six), not one per task and tick (300).
+    expect(armed() - armedBefore).toBeLessThanOrEqual(6);
+    // A grid of 0 keeps the start as given; a bad grid is refused.
+    const exact = new TickScheduler({ clock, slotMs: 0 });
+    expect(exact.schedule(() => false, 1200.25).startMs).toBe(1200.25);
+    const halves = new TickScheduler({ clock, slotMs: 0.5 });
+    expect(halves.schedule(() => false, 1200.25).startMs).toBe(1200.5);
+    expect(() => new TickScheduler({ slotMs: -1 })).toThrow(RangeError);
+    expect(() => new TickScheduler({ slotMs: Number.POSITIVE_INFINITY })).toThrow(RangeError);
+    scheduler.stop();
+    exact.stop();
+    halves.stop();
+  });
+
   it("hands every run of every task the same TickInfo object, updated (nothing allocated per tick)", () => {
     const clock = new ManualTickClock(0);
     const scheduler = new TickScheduler({ clock });
@@ -220,7 +251,8 @@ describe("TickScheduler", () => {
       return seed / 2147483648;
     };
     const clock = new ManualTickClock(0);
-    const scheduler = new TickScheduler({ clock });
+    // Quarter-ms starts as given (no slot grid), so ties come from equal starts only.
+    const scheduler = new TickScheduler({ clock, slotMs: 0 });
     const ran: Array<[number, number]> = [];
     const expected: Array<[number, number]> = [];
     // Reference: each task's next deadlines, kept apart from the scheduler.
