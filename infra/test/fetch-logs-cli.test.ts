@@ -93,7 +93,8 @@ function runCli(args: string[]): Promise<{ code: number | null; stderr: string }
   });
 }
 
-describe("fetch-logs", () => {
+// Each test runs the CLI in a child process (tsx, then the AWS SDK loading): seconds on a loaded machine.
+describe("fetch-logs", { timeout: 60_000 }, () => {
   it("downloads every region's call records of the stage and writes the servers' call-log files", async () => {
     const { code, stderr } = await runCli(["--stage", "multiregion", "--out", "cloud-run", "--since", "2026-11-25T00:00:00Z", "--until", "2026-11-26T00:00:00Z"]);
     expect(code, stderr).toBe(0);
