@@ -19,6 +19,7 @@ import {
   type TickClock,
   TickScheduler,
 } from "@flaplab/engine";
+import { LATE_TICK_US } from "@flaplab/engine-shards";
 import { MemorySnapshotStore } from "@flaplab/snapshots";
 import { encodeDelimited, FrameEncoder, FrameWriter } from "@flaplab/game-stream";
 import { MemoryStreamSession } from "@flaplab/game-stream/testing";
@@ -29,8 +30,8 @@ import { GcWatch, type GcPauses } from "./gc.js";
 import { Hist } from "./hist.js";
 import { startProfile, stopProfile } from "./inspector-profile.js";
 
-/** A tick later than this, ms, counts as late (the lateness goal's line). */
-export const LATE_TICK_MS = 2;
+/** A tick later than this, ms, counts as late: the lateness goal's line, as the engine shards count it. */
+export const LATE_TICK_MS = LATE_TICK_US / 1000;
 
 /**
  * A TickScheduler that records every tick's lateness (µs), the late ticks and skipped deadlines

@@ -4,6 +4,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { ENGINE_NODE_FLAGS } from "@flaplab/component";
 import { ENGINE_CLOCK_ENV, type EngineClockKind, engineClockKindFromEnv } from "@flaplab/engine";
+import { LATE_TICK_US } from "@flaplab/engine-shards";
 import { type Child, startChild } from "./child.js";
 import { availableParallelism } from "node:os";
 import type { StepResult } from "./engine-harness.js";
@@ -17,7 +18,8 @@ import { STAT_HEADERS, STAT_KEYS } from "@flaplab/report-kit/latency";
 import type { StreamGame, StreamServerInfo, StreamServerStats } from "./stream-server.js";
 import { count, ratio, sig, tailCells } from "./table.js";
 
-export const LATENESS_LIMIT_US = 2000;
+/** The p99 tick lateness a step must keep, µs: the engine shards' late-tick line. */
+export const LATENESS_LIMIT_US = LATE_TICK_US;
 export const MEMORY_GOAL = 6000;
 export const STREAM_GOAL = 900;
 /** Goal: engine CPU per tick frame in memory, µs. */
