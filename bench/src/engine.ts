@@ -5,7 +5,9 @@ import { join } from "node:path";
 import { ENGINE_NODE_FLAGS } from "@flaplab/component";
 import { ENGINE_CLOCK_ENV, type EngineClockKind, engineClockKindFromEnv } from "@flaplab/engine";
 import { LATE_TICK_US } from "@flaplab/engine-shards";
+import { findFlapSchedule } from "./autopilot.js";
 import { type Child, startChild } from "./child.js";
+import { goClientsUnavailable, startGoClients } from "./go-stream-clients.js";
 import { availableParallelism } from "node:os";
 import type { StepResult } from "./engine-harness.js";
 import type { ShardedStepResult } from "./engine-shards.js";
@@ -64,14 +66,16 @@ export interface EngineRow {
 
 /**
  * The client links section 3b compares, whether the server plays a link's games on shard
- * processes (FLAPLAB_ENGINE_SHARDS), and on which tick clock (FLAPLAB_ENGINE_CLOCK; default: the
- * server's).
+ * processes (FLAPLAB_ENGINE_SHARDS), on which tick clock (FLAPLAB_ENGINE_CLOCK; default: the
+ * server's), and which clients play them: the bench's Node clients (stream-clients.ts, default) or
+ * the Go ones (bench/go-stream-clients: gorilla/websocket, a client nobody here wrote).
  */
 export interface LinkVariant {
   readonly name: string;
   readonly link: StreamLink;
   readonly shards: number;
   readonly clock?: EngineClockKind;
+  readonly clients?: "node" | "go";
 }
 
 const SHARDS = Math.max(2, availableParallelism());
@@ -80,6 +84,7 @@ export const LINK_VARIANTS: readonly LinkVariant[] = [
   { name: "websocket", link: "websocket", shards: 0 },
   { name: `websocket, ${SHARDS} shards`, link: "websocket", shards: SHARDS },
   { name: "websocket, precise clock", link: "websocket", shards: 0, clock: "precise" },
+  { name: "websocket, Go clients", link: "websocket", shards: 0, clients: "go" },
 ];
 
 /** Games each link's server plays, unmeasured, before its steps (`streamWarmupMs`). */
@@ -224,19 +229,31 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   // (b) Over the stream server, clients in another process: each link in turn, stepping up, after
   // one game alone (the link table's first row).
   const dir = await mkdtemp(join(opts.workDir, "streams-"));
+  /** The flap schedule, for the Go clients (the Node clients plan it themselves). */
+  const flapTicks = findFlapSchedule().flapTicks;
+  /** Link variants that could not run here: name → why. */
+  const notRun = new Map<string, string>();
   let server: Child | undefined;
   let clients: Child | undefined;
   try {
-    for (const { name: variant, link, shards, clock } of linkVariants) {
+    for (const { name: variant, link, shards, clock, clients: players } of linkVariants) {
+      if (players === "go") {
+        const why = await goClientsUnavailable();
+        if (why !== null) {
+          notRun.set(variant, why);
+          opts.log(`  engine ${variant}: not run (${why})`);
+          continue;
+        }
+      }
       // Fresh processes per link: one link's garbage must not be collected in the other's steps.
       const srv = (server = await startChild("stream-server.ts", ["--expose-gc", ...ENGINE_NODE_FLAGS], clock ? { [ENGINE_CLOCK_ENV]: clock } : {}));
-      const cli = (clients = await startChild("stream-clients.ts"));
+      const cli = (clients = players === "go" ? await startGoClients(opts.log) : await startChild("stream-clients.ts"));
       const info = await srv.request<StreamServerInfo>({ type: "start", keysDir: dir, shards }, 60_000);
       /** Makes `games` games, opens their streams from the clients and starts them. */
       const play = async (games: number, prefix: string): Promise<OpenResult> => {
         const made = await srv.request<StreamGame[]>({ type: "games", count: games, prefix });
         const url = link === "websocket" ? info.wsUrl : info.url;
-        const opened = await cli.request<OpenResult>({ type: "open", link, url, certSha256: info.certSha256, games: made, concurrency: 16 }, 180_000);
+        const opened = await cli.request<OpenResult>({ type: "open", link, url, certSha256: info.certSha256, games: made, concurrency: 16, flapTicks }, 180_000);
         await cli.request({ type: "start", rampMs: plan.rampMs }, 60_000);
         return opened;
       };
@@ -296,7 +313,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   /** The precise clock was measured beside the server's (it is not the server's). */
   const preciseBeside = rows.some((r) => r.transport === "memory-precise");
   const shardMax = maxOf("sharded");
-  const variants = linkVariants.map((v) => v.name);
+  const variants = linkVariants.map((v) => v.name).filter((v) => !notRun.has(v));
   const streamMaxOf: Record<string, number> = Object.fromEntries(variants.map((v) => [v, maxOf("stream", v)]));
   const streamMax = Math.max(...Object.values(streamMaxOf));
   const bestLink = variants.find((v) => streamMaxOf[v] === streamMax) ?? variants[0];
@@ -358,7 +375,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
       const c = r.client!;
       const which = r.games === streamMaxOf[variant] ? `${count(r.games)} (max)` : count(r.games);
       for (const [what, st] of [["frame inter-arrival", c.interArrivalStats], ["input → ack", c.inputToAck]] as const) {
-        linkRows.push([variant, which, what, ...STAT_KEYS.map((k) => (k === "samples" ? count(st.samples) : sig(st[k]))), sig(r.cpuPerFrameUs), sig(r.wireBytesPerFrame)]);
+        linkRows.push([variant, which, what, ...STAT_KEYS.map((k) => (k === "samples" ? count(st.samples) : sig(st[k]))), sig(r.cpuPerFrameUs), sig(c.frames > 0 ? c.cpuUs / c.frames : null), sig(r.wireBytesPerFrame)]);
       }
     }
   }
@@ -441,14 +458,16 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
       {
         title: "3b. Client links side by side (ms; clients in another process)",
         table: {
-          headers: ["Link", "Games", "What", ...STAT_HEADERS, "server CPU µs/frame", "loopback B/frame"],
-          align: ["l", "r", "l", ...STAT_HEADERS.map(() => "r" as const), "r", "r"],
+          headers: ["Link", "Games", "What", ...STAT_HEADERS, "server CPU µs/frame", "client CPU µs/frame", "loopback B/frame"],
+          align: ["l", "r", "l", ...STAT_HEADERS.map(() => "r" as const), "r", "r", "r"],
           rows: linkRows,
         },
         notes: [
           "Frame inter-arrival: the time between two tick frames of one game at its client (33 ms when every tick is on time). Input → ack: a flap written by the client → its input ack read by it (the engine acks before anything else).",
           "Server CPU µs/frame: the stream server process's CPU ÷ tick frames. Loopback B/frame: bytes the loopback interface carried during the measurement ÷ frames the clients read (/proc/net/dev: both directions, IP and TCP headers, acknowledgements, inputs, and anything else on loopback meanwhile).",
           "1 game and 100 games are measured for every link; \"(max)\" is the most games the link held with p99 tick lateness ≤ 2 ms in the stepping above.",
+          "Client CPU µs/frame: the clients' process CPU ÷ tick frames it read. The clients share the machine's cores with the server, so what they spend is taken from it. \"websocket, Go clients\": the same server and link, played by bench/go-stream-clients (Go, gorilla/websocket; the same schedule, requests and measurements as the Node clients), a client nobody here wrote and a lighter one; built with Go into .tools/bin on first use.",
+          ...[...notRun].map(([variant, why]) => `${variant}: not run (${why}).`),
         ],
       },
     ],

@@ -13,7 +13,16 @@ import { Hist, type Percentiles } from "./hist.js";
 import type { StreamGame } from "./stream-server.js";
 
 export type StreamClientsRequest =
-  | { type: "open"; link: StreamLink; url: string; certSha256: string; games: readonly StreamGame[]; concurrency: number }
+  | {
+      type: "open";
+      link: StreamLink;
+      url: string;
+      certSha256: string;
+      games: readonly StreamGame[];
+      concurrency: number;
+      /** The flap schedule: the Go clients take it from here; these clients plan their own. */
+      flapTicks?: readonly number[];
+    }
   | { type: "start"; rampMs: number }
   | { type: "reset" }
   | { type: "stats" }

@@ -44,8 +44,18 @@ describe("bench --quick", () => {
     expect(json.sections["calls"]!.table.headers).toEqual(expect.arrayContaining(["Samples", "p50 ÷ bare"]));
     const md = await readFile(join(out, "latest.md"), "utf8");
     // Every client link variant of section 3b was measured, the precise-clock one included.
-    for (const variant of ["webtransport", "websocket", "websocket, \\d+ shards", "websocket, precise clock"]) {
+    for (const variant of ["webtransport", "websocket", "websocket, \\d+ shards", "websocket, precise clock", "websocket, Go clients"]) {
       expect(md).toMatch(new RegExp(`\\| stream server → clients, ${variant} `));
+    }
+    // The Go clients played their games: frames read, at the server's pace, with their own CPU.
+    const engineRows = (json.sections["engine"]!.data as { rows: { variant?: string; games: number; ticks: number; client?: { frames: number; cpuUs: number; interArrivalStats: { samples: number } } }[] }).rows;
+    const goRows = engineRows.filter((r) => r.variant === "websocket, Go clients");
+    expect(goRows.length).toBeGreaterThan(0);
+    for (const r of goRows) {
+      expect(r.client!.frames, JSON.stringify(r)).toBeGreaterThan(0);
+      expect(r.client!.frames).toBeLessThanOrEqual(r.ticks + 2 * r.games);
+      expect(r.client!.interArrivalStats.samples).toBeGreaterThan(0);
+      expect(r.client!.cpuUs).toBeGreaterThan(0);
     }
     for (const title of ["1. Call modes", "2. Open-loop load", "3. Engine capacity", "4. Frame bytes", "5. Input latency", "6. Overload"]) {
       expect(md).toContain(`## ${title}`);
