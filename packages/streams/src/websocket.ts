@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Socket } from "node:net";
 import type { Principal } from "@flaplab/component";
-import { CloseCode, type StreamSession } from "@flaplab/game-stream";
+import { type ChunkReader, CloseCode, type SessionEnd, type StreamSession } from "@flaplab/game-stream";
 import type { Logger } from "pino";
 import { type WebSocket, WebSocketServer } from "ws";
 import { admitSessionRequest, type LiveSession, runHandler, SessionEnding, type StreamAuthorizer, type StreamRoute, type StreamRoutes, startIdleSweep } from "./admission.js";
@@ -174,29 +174,40 @@ function closeReason(reason: string): string {
  * frames (a server's frames are not masked): `sendFrom` builds the frame, header and payload,
  * in one pooled buffer and writes it, so a game frame costs one small write and no copy beyond
  * that one. ws reads the client's frames and answers pings and closes.
+ *
+ * A class, not an object literal with a getter per session: every session shares one shape, so
+ * the engine's tick reads `bufferedBytes` and calls `sendFrom` through inline caches that stay
+ * monomorphic however many games run (a literal's getters would give each session a shape of
+ * its own, and those reads a megamorphic lookup per tick).
  */
-function adapt(ws: WebSocket, socket: Socket, kind: string, gameId: string, principal: Principal, logger: Logger): LiveSession {
-  socket.setNoDelay(true);
-  const ending = new SessionEnding();
-  const { inbox } = ending;
-  ws.on("message", (data, isBinary) => {
-    if (ending.ended) return;
-    entry.lastActivity = performance.now();
-    if (!isBinary) {
-      session.close(CloseCode.Malformed, "text messages are not part of the stream: send binary messages");
-      return;
-    }
-    const bytes = data as Buffer;
-    if (bytes.length > 0) inbox.deliver(bytes);
-  });
-  ws.on("close", (code, reason) => ending.finish({ code: sessionCloseCode(code), reason: reason.toString("utf8"), by: "client" }));
-  ws.on("error", (err) => {
-    // ws closes the connection itself (1009 for a message over the limit, 1002 for a protocol error).
-    logger.info({ event: "stream-websocket-error", kind, gameId, err: err.message }, "websocket session error");
-    ending.finish({ code: CloseCode.Malformed, reason: err.message, by: "transport" });
-  });
-  const writeFrame = (source: Uint8Array, start: number, end: number): boolean => {
-    if (ending.ended || socket.destroyed || !socket.writable) return false;
+class WebSocketSession implements StreamSession {
+  readonly closed: Promise<SessionEnd>;
+  /** The session and when it last moved bytes, for the idle sweep. */
+  readonly entry: LiveSession;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly socket: Socket,
+    private readonly ending: SessionEnding,
+    readonly kind: string,
+    readonly gameId: string,
+    readonly principal: Principal,
+  ) {
+    this.closed = ending.closed;
+    this.entry = { session: this, lastActivity: performance.now() };
+  }
+
+  read(reader: ChunkReader): void {
+    this.ending.inbox.read(reader);
+  }
+
+  send(bytes: Uint8Array): boolean {
+    return this.sendFrom(bytes, 0, bytes.length);
+  }
+
+  sendFrom(source: Uint8Array, start: number, end: number): boolean {
+    const socket = this.socket;
+    if (this.ending.ended || socket.destroyed || !socket.writable) return false;
     const length = end - start;
     const header = length < 126 ? 2 : length < 65_536 ? 4 : 10;
     const frame = Buffer.allocUnsafe(header + length);
@@ -212,31 +223,47 @@ function adapt(ws: WebSocket, socket: Socket, kind: string, gameId: string, prin
       frame.writeUInt32BE(length, 6);
     }
     for (let i = 0; i < length; i++) frame[header + i] = source[start + i] as number;
-    entry.lastActivity = performance.now();
+    this.entry.lastActivity = performance.now();
     socket.write(frame);
     return true;
-  };
-  const session: StreamSession = {
-    gameId,
-    principal,
-    kind,
-    read: (reader) => inbox.read(reader),
-    send: (bytes) => writeFrame(bytes, 0, bytes.length),
-    sendFrom: writeFrame,
-    get bufferedBytes() {
-      return socket.writableLength;
-    },
-    close(code, reason) {
-      if (ending.ended) return;
-      ending.finish({ code, reason, by: "server" });
-      try {
-        ws.close(webSocketCloseCode(code), closeReason(reason));
-      } catch {
-        socket.destroy();
-      }
-    },
-    closed: ending.closed,
-  };
-  const entry: LiveSession = { session, lastActivity: performance.now() };
+  }
+
+  get bufferedBytes(): number {
+    return this.socket.writableLength;
+  }
+
+  close(code: number, reason: string): void {
+    if (this.ending.ended) return;
+    this.ending.finish({ code, reason, by: "server" });
+    try {
+      this.ws.close(webSocketCloseCode(code), closeReason(reason));
+    } catch {
+      this.socket.destroy();
+    }
+  }
+}
+
+/** Wraps `ws` (on `socket`) as a session and wires the client's messages and closes to it. */
+function adapt(ws: WebSocket, socket: Socket, kind: string, gameId: string, principal: Principal, logger: Logger): LiveSession {
+  socket.setNoDelay(true);
+  const ending = new SessionEnding();
+  const session = new WebSocketSession(ws, socket, ending, kind, gameId, principal);
+  const { entry } = session;
+  ws.on("message", (data, isBinary) => {
+    if (ending.ended) return;
+    entry.lastActivity = performance.now();
+    if (!isBinary) {
+      session.close(CloseCode.Malformed, "text messages are not part of the stream: send binary messages");
+      return;
+    }
+    const bytes = data as Buffer;
+    if (bytes.length > 0) ending.inbox.deliver(bytes);
+  });
+  ws.on("close", (code, reason) => ending.finish({ code: sessionCloseCode(code), reason: reason.toString("utf8"), by: "client" }));
+  ws.on("error", (err) => {
+    // ws closes the connection itself (1009 for a message over the limit, 1002 for a protocol error).
+    logger.info({ event: "stream-websocket-error", kind, gameId, err: err.message }, "websocket session error");
+    ending.finish({ code: CloseCode.Malformed, reason: err.message, by: "transport" });
+  });
   return entry;
 }

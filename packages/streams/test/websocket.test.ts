@@ -95,6 +95,25 @@ describe("WebSocket streams", () => {
     expect(await closed).toEqual({ code: 4042, reason: "asked to leave" });
   });
 
+  it("gives every session one shape: methods and bufferedBytes live on a shared prototype, not on each session", async () => {
+    const a = await opened(open(`gameId=g-shape-1&token=${token}`));
+    const first = sessions.at(-1) as StreamSession;
+    const b = await opened(open(`gameId=g-shape-2&token=${token}`));
+    const second = sessions.at(-1) as StreamSession;
+    expect(second).not.toBe(first);
+    expect(Object.getPrototypeOf(second)).toBe(Object.getPrototypeOf(first));
+    expect(Object.getPrototypeOf(first)).not.toBe(Object.prototype);
+    for (const key of ["bufferedBytes", "sendFrom", "send", "close", "read"]) {
+      expect(Object.getOwnPropertyDescriptor(first, key), key).toBeUndefined();
+    }
+    expect(first.bufferedBytes).toBe(0);
+    const closed = [closeOf(a), closeOf(b)];
+    a.close(1000, "done");
+    b.close(1000, "done");
+    await Promise.all(closed);
+    await sessionsDownTo(0);
+  });
+
   it("maps the session's normal end (code 0) to 1000 and a client's 1000 back to 0", async () => {
     const ws = await opened(open(`gameId=g-2&token=${token}`));
     const closed = closeOf(ws);
