@@ -8,6 +8,8 @@
 //
 // Each game: one WebSocket connection, one reading goroutine. The first ClientInput starts the
 // game; a flap is sent when the frame before a flap tick arrives (the schedule comes with "open").
+// On the "tcp" link (the loopback floor, bench/src/stream-floor.ts) each game is a plain TCP
+// connection: one byte starts it, and its 18-byte messages are counted as frames.
 package main
 
 import (
@@ -17,8 +19,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -169,7 +173,9 @@ func (t *totals) reset() {
 }
 
 type player struct {
-	conn    *websocket.Conn
+	conn *websocket.Conn
+	// raw is the player's plain TCP connection on the "tcp" link (the loopback floor), else nil.
+	raw     net.Conn
 	writeMu sync.Mutex
 	seq     uint32
 	done    chan struct{}
@@ -180,6 +186,11 @@ type player struct {
 func (p *player) send(seq uint32) error {
 	p.writeMu.Lock()
 	defer p.writeMu.Unlock()
+	if p.raw != nil {
+		// The loopback floor: any byte starts the connection's ticks; there are no flaps.
+		_, err := p.raw.Write([]byte{1})
+		return err
+	}
 	var msg []byte
 	msg = protowire.AppendTag(msg, 1, protowire.VarintType)
 	msg = protowire.AppendVarint(msg, uint64(seq))
@@ -194,6 +205,37 @@ type clients struct {
 	totals  totals
 	players []*player
 	flaps   map[int]bool
+}
+
+// floorMessageBytes is the size of each loopback-floor message (bench/src/stream-floor.ts).
+const floorMessageBytes = 18
+
+// readRaw counts the loopback floor's messages on one plain TCP connection until it ends: each read
+// is an arrival (a message every 33 ms is read alone), and its bytes ÷ 18 the messages it carried.
+func (c *clients) readRaw(p *player) {
+	defer close(p.done)
+	buf := make([]byte, 4096)
+	var last time.Time
+	rest := 0
+	for {
+		n, err := p.raw.Read(buf)
+		if n > 0 {
+			now := time.Now()
+			rest += n
+			c.totals.mu.Lock()
+			c.totals.frames += int64(rest / floorMessageBytes)
+			if !last.IsZero() {
+				c.totals.interArrival.record(float64(now.Sub(last).Nanoseconds()) / 1000)
+			}
+			c.totals.mu.Unlock()
+			rest %= floorMessageBytes
+			last = now
+		}
+		if err != nil {
+			c.ended(err)
+			return
+		}
+	}
 }
 
 // read plays one game until its connection ends.
@@ -316,6 +358,9 @@ func frameTick(frame []byte) int {
 // ended counts a session the server closed (not one this process closed at "close").
 func (c *clients) ended(err error) {
 	key := "error"
+	if errors.Is(err, io.EOF) {
+		key = "closed"
+	}
 	var ce *websocket.CloseError
 	if errors.As(err, &ce) {
 		code := ce.Code
@@ -342,8 +387,8 @@ type openResult struct {
 }
 
 func (c *clients) open(req request) (any, error) {
-	if req.Link != "websocket" {
-		return nil, fmt.Errorf("link %q: these clients speak only websocket", req.Link)
+	if req.Link != "websocket" && req.Link != "tcp" {
+		return nil, fmt.Errorf("link %q: these clients speak websocket and tcp (the loopback floor)", req.Link)
 	}
 	c.totals.mu.Lock()
 	c.totals.closing = false
@@ -374,8 +419,14 @@ func (c *clients) open(req request) (any, error) {
 				g := req.Games[next]
 				next++
 				mu.Unlock()
-				q := url.Values{"gameId": {g.ID}, "ticket": {g.Ticket}}
-				conn, _, err := dialer.Dial(req.URL+"?"+q.Encode(), nil)
+				p := &player{done: make(chan struct{})}
+				var err error
+				if req.Link == "tcp" {
+					p.raw, err = net.DialTimeout("tcp", strings.TrimPrefix(req.URL, "tcp://"), 30*time.Second)
+				} else {
+					q := url.Values{"gameId": {g.ID}, "ticket": {g.Ticket}}
+					p.conn, _, err = dialer.Dial(req.URL+"?"+q.Encode(), nil)
+				}
 				mu.Lock()
 				if err != nil {
 					failed++
@@ -386,10 +437,13 @@ func (c *clients) open(req request) (any, error) {
 					mu.Unlock()
 					continue
 				}
-				p := &player{conn: conn, done: make(chan struct{})}
 				c.players = append(c.players, p)
 				mu.Unlock()
-				go c.read(p)
+				if p.raw != nil {
+					go c.readRaw(p)
+				} else {
+					go c.read(p)
+				}
 			}
 		}()
 	}
@@ -452,6 +506,10 @@ func (c *clients) closeAll() (any, error) {
 	c.totals.mu.Unlock()
 	msg := websocket.FormatCloseMessage(websocket.CloseNormalClosure, "benchmark step over")
 	for _, p := range c.players {
+		if p.raw != nil {
+			_ = p.raw.Close()
+			continue
+		}
 		p.writeMu.Lock()
 		_ = p.conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(time.Second))
 		p.writeMu.Unlock()
@@ -464,7 +522,9 @@ func (c *clients) closeAll() (any, error) {
 		}
 	}
 	for _, p := range c.players {
-		_ = p.conn.Close()
+		if p.conn != nil {
+			_ = p.conn.Close()
+		}
 	}
 	c.players = nil
 	return nil, nil

@@ -76,10 +76,17 @@ export interface LinkVariant {
   readonly shards: number;
   readonly clock?: EngineClockKind;
   readonly clients?: "node" | "go";
+  /**
+   * Not the engine: the loopback floor (stream-floor.ts), plain TCP sockets that a TickScheduler
+   * writes one 18-byte message a tick, read by the Go clients. What this machine gives any stream
+   * server before it does anything; it does not count for the goal.
+   */
+  readonly floor?: boolean;
 }
 
 const SHARDS = Math.max(2, availableParallelism());
 export const LINK_VARIANTS: readonly LinkVariant[] = [
+  { name: "loopback floor (plain TCP, no engine)", link: "tcp", shards: 0, clients: "go", floor: true },
   { name: "webtransport", link: "webtransport", shards: 0 },
   { name: "websocket", link: "websocket", shards: 0 },
   { name: `websocket, ${SHARDS} shards`, link: "websocket", shards: SHARDS },
@@ -236,7 +243,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   let server: Child | undefined;
   let clients: Child | undefined;
   try {
-    for (const { name: variant, link, shards, clock, clients: players } of linkVariants) {
+    for (const { name: variant, link, shards, clock, clients: players, floor } of linkVariants) {
       if (players === "go") {
         const why = await goClientsUnavailable();
         if (why !== null) {
@@ -246,7 +253,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
         }
       }
       // Fresh processes per link: one link's garbage must not be collected in the other's steps.
-      const srv = (server = await startChild("stream-server.ts", ["--expose-gc", ...ENGINE_NODE_FLAGS], clock ? { [ENGINE_CLOCK_ENV]: clock } : {}));
+      const srv = (server = await startChild(floor ? "stream-floor.ts" : "stream-server.ts", ["--expose-gc", ...ENGINE_NODE_FLAGS], clock ? { [ENGINE_CLOCK_ENV]: clock } : {}));
       const cli = (clients = players === "go" ? await startGoClients(opts.log) : await startChild("stream-clients.ts"));
       const info = await srv.request<StreamServerInfo>({ type: "start", keysDir: dir, shards }, 60_000);
       /** Makes `games` games, opens their streams from the clients and starts them. */
@@ -289,7 +296,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
       // Warm-up, not measured: the server's JIT optimizes the stream path under load first, as it
       // has in a server that has run a while (measured at once, 100 games spent ≈ 15 % of the
       // server's CPU compiling and ran ≈ 30 % more CPU per frame than after 8 s).
-      if (plan.streamWarmupMs > 0) {
+      if (plan.streamWarmupMs > 0 && !floor) {
         await play(STREAM_WARMUP_GAMES, `${link}-warmup`);
         await sleep(plan.streamWarmupMs);
         await endAll();
@@ -315,15 +322,27 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   const shardMax = maxOf("sharded");
   const variants = linkVariants.map((v) => v.name).filter((v) => !notRun.has(v));
   const streamMaxOf: Record<string, number> = Object.fromEntries(variants.map((v) => [v, maxOf("stream", v)]));
-  const streamMax = Math.max(...Object.values(streamMaxOf));
-  const bestLink = variants.find((v) => streamMaxOf[v] === streamMax) ?? variants[0];
+  // The goal counts the engine's links; the loopback floor is what the machine gives without it.
+  const floorVariant = linkVariants.find((v) => v.floor && !notRun.has(v.name))?.name;
+  const engineLinks = variants.filter((v) => v !== floorVariant);
+  const engineStreamRows = counted.filter((r) => r.transport === "stream" && r.variant !== floorVariant);
+  const streamMax = Math.max(0, ...engineLinks.map((v) => streamMaxOf[v]!));
+  const bestLink = engineLinks.find((v) => streamMaxOf[v] === streamMax) ?? engineLinks[0];
+  const fewestSteps = Math.min(...plan.stream, ...plan.streamBelow);
   const firstOf = (t: EngineRow["transport"]) => Math.min(...counted.filter((r) => r.transport === t).map((r) => r.games));
   const lastTried = (t: EngineRow["transport"], all: readonly number[]) => counted.some((r) => r.transport === t && r.pass && r.games === all[all.length - 1]);
   const memText = memMax === 0 ? `< ${firstOf("memory")}` : `${count(memMax)}${lastTried("memory", plan.memory) ? "+" : ""}`;
   const preciseText = preciseMax === 0 ? `< ${firstOf("memory-precise")}` : `${count(preciseMax)}${lastTried("memory-precise", plan.memory) ? "+" : ""}`;
   const shardText = shardMax === 0 ? `< ${firstOf("sharded")}` : `${count(shardMax)}${lastTried("sharded", plan.sharded) ? "+" : ""}`;
-  const streamText = streamMax === 0 ? `< ${firstOf("stream")}` : `${count(streamMax)}${lastTried("stream", plan.stream) ? "+" : ""} (${bestLink})`;
-  const linkText = variants.map((v) => `${v} ${streamMaxOf[v] === 0 ? `< ${Math.min(...plan.stream, ...plan.streamBelow)}` : count(streamMaxOf[v]!)}`).join(", ");
+  const lastStream = plan.stream[plan.stream.length - 1];
+  const streamText =
+    streamMax === 0
+      ? `< ${Math.min(...engineStreamRows.map((r) => r.games))}`
+      : `${count(streamMax)}${engineStreamRows.some((r) => r.pass && r.games === lastStream) ? "+" : ""} (${bestLink})`;
+  const linkText = [
+    ...engineLinks.map((v) => `${v} ${streamMaxOf[v] === 0 ? `< ${fewestSteps}` : count(streamMaxOf[v]!)}`),
+    ...(floorVariant === undefined ? [] : [`the loopback floor (plain TCP, no engine, Go readers) ${streamMaxOf[floorVariant] === 0 ? `< ${fewestSteps}` : count(streamMaxOf[floorVariant]!)}`]),
+  ].join(", ");
   const gamesPerCore = 1e9 / coreNs / (1000 / 33);
   const memRow = rows.find((r) => r.transport === "memory" && r.games === memMax) ?? rows.find((r) => r.transport === "memory");
   // The GC goal: the longest pause over the fresh-process runs with the engine's Node flags.
@@ -374,7 +393,9 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
     for (const r of picked) {
       const c = r.client!;
       const which = r.games === streamMaxOf[variant] ? `${count(r.games)} (max)` : count(r.games);
-      for (const [what, st] of [["frame inter-arrival", c.interArrivalStats], ["input → ack", c.inputToAck]] as const) {
+      const measured = [["frame inter-arrival", c.interArrivalStats], ["input → ack", c.inputToAck]] as const;
+      // The floor's clients send no inputs: no acks to time.
+      for (const [what, st] of variant === floorVariant ? measured.slice(0, 1) : measured) {
         linkRows.push([variant, which, what, ...STAT_KEYS.map((k) => (k === "samples" ? count(st.samples) : sig(st[k]))), sig(r.cpuPerFrameUs), sig(c.frames > 0 ? c.cpuUs / c.frames : null), sig(r.wireBytesPerFrame)]);
       }
     }
@@ -467,6 +488,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
           "Server CPU µs/frame: the stream server process's CPU ÷ tick frames. Loopback B/frame: bytes the loopback interface carried during the measurement ÷ frames the clients read (/proc/net/dev: both directions, IP and TCP headers, acknowledgements, inputs, and anything else on loopback meanwhile).",
           "1 game and 100 games are measured for every link; \"(max)\" is the most games the link held with p99 tick lateness ≤ 2 ms in the stepping above.",
           "Client CPU µs/frame: the clients' process CPU ÷ tick frames it read. The clients share the machine's cores with the server, so what they spend is taken from it. \"websocket, Go clients\": the same server and link, played by bench/go-stream-clients (Go, gorilla/websocket; the same schedule, requests and measurements as the Node clients), a client nobody here wrote and a lighter one; built with Go into .tools/bin on first use.",
+          "Loopback floor (plain TCP, no engine): what this machine gives any stream server before it does anything (bench/src/stream-floor.ts). One process accepts plain TCP connections; each one's first byte puts it on the engine's TickScheduler (the server's clock, its 1 ms slots), whose every tick writes one 18-byte message (a tick frame with its WebSocket header, a buffer of its own, as the WebSocket session writes a frame); the Go clients read them in another process. Its server CPU per frame is the floor under the links' (syscall and loopback TCP, both ends' wake-ups), and the most connections it held with p99 ≤ 2 ms is the most any link could on this machine with its clients beside it. It does not count for the goal.",
           ...[...notRun].map(([variant, why]) => `${variant}: not run (${why}).`),
         ],
       },

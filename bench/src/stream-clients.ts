@@ -50,7 +50,8 @@ export interface ClientStats {
   readonly wallMs: number;
 }
 
-export type StreamLink = "webtransport" | "websocket";
+/** The client links; "tcp" is the loopback floor's plain TCP, which only the Go clients play. */
+export type StreamLink = "webtransport" | "websocket" | "tcp";
 
 interface Wt {
   ready: Promise<unknown>;
@@ -184,6 +185,7 @@ async function playWebSocket(url: string, game: StreamGame): Promise<void> {
 serveRequests(async (req: StreamClientsRequest) => {
   switch (req.type) {
     case "open": {
+      if (req.link === "tcp") throw new Error("the loopback floor's plain TCP is played by the Go clients (go-stream-clients), not these");
       closing = false;
       closedByServer = {};
       const hash = new Uint8Array(Buffer.from(req.certSha256, "base64"));

@@ -44,12 +44,14 @@ describe("bench --quick", () => {
     expect(json.sections["calls"]!.table.headers).toEqual(expect.arrayContaining(["Samples", "p50 ÷ bare"]));
     const md = await readFile(join(out, "latest.md"), "utf8");
     // Every client link variant of section 3b was measured, the precise-clock one included.
-    for (const variant of ["webtransport", "websocket", "websocket, \\d+ shards", "websocket, precise clock", "websocket, Go clients"]) {
+    for (const variant of ["webtransport", "websocket", "websocket, \\d+ shards", "websocket, precise clock", "websocket, Go clients", "loopback floor \\(plain TCP, no engine\\)"]) {
       expect(md).toMatch(new RegExp(`\\| stream server → clients, ${variant} `));
     }
-    // The Go clients played their games: frames read, at the server's pace, with their own CPU.
+    // The Go clients played their games over both links they speak (WebSocket to the engine, plain
+    // TCP to the loopback floor): frames read, at the server's pace, with their own CPU.
     const engineRows = (json.sections["engine"]!.data as { rows: { variant?: string; games: number; ticks: number; client?: { frames: number; cpuUs: number; interArrivalStats: { samples: number } } }[] }).rows;
-    const goRows = engineRows.filter((r) => r.variant === "websocket, Go clients");
+    const goRows = engineRows.filter((r) => r.variant === "websocket, Go clients" || r.variant === "loopback floor (plain TCP, no engine)");
+    expect(new Set(goRows.map((r) => r.variant)).size).toBe(2);
     expect(goRows.length).toBeGreaterThan(0);
     for (const r of goRows) {
       expect(r.client!.frames, JSON.stringify(r)).toBeGreaterThan(0);
