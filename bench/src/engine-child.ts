@@ -7,7 +7,7 @@ import { coreFrameCost, runEngineStep, tickPathAllocation, timerFloor, type Step
 
 export type EngineChildRequest =
   | { type: "core"; frames: number }
-  | { type: "floor"; measureMs: number; clock?: EngineClockKind }
+  | { type: "floor"; measureMs: number; clock?: EngineClockKind; /** Idle tasks (default 100). */ tasks?: number }
   | { type: "tickpath"; snapshots?: boolean }
   | ({ type: "sharded"; shards: number } & StepPlan)
   | ({ type: "step" } & StepPlan);
@@ -29,6 +29,6 @@ serveRequests(async (req: EngineChildRequest) => {
   (globalThis as { gc?: () => void }).gc?.();
   if (req.type === "tickpath") return tickPathAllocation(1000, 5, req.snapshots === true);
   if (req.type === "sharded") return runShardedStep(req, req.shards);
-  if (req.type === "floor") return timerFloor(req.measureMs, 100, req.clock);
+  if (req.type === "floor") return timerFloor(req.measureMs, req.tasks ?? 100, req.clock);
   return runEngineStep(schedule, req);
 });

@@ -174,10 +174,14 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
     opts.log(`  engine tick path (manual clock, 1,000 games, no inputs): ${sig(tickPath.cpuPerFrameUs)} µs CPU/frame, ${sig(tickPath.bytesPerFrame)} B allocated/frame`);
     tickPathSnapshots = await engine.request<{ bytesPerFrame: number; cpuPerFrameUs: number; frames: number }>({ type: "tickpath", snapshots: true }, 60_000);
     opts.log(`  engine tick path + snapshots written every round (as a shared store is; here in memory): ${sig(tickPathSnapshots.cpuPerFrameUs)} µs CPU/frame, ${sig(tickPathSnapshots.bytesPerFrame)} B allocated/frame`);
-    for (const clock of ["timers", "precise"] as const) {
-      const floor = await engine.request<Percentiles>({ type: "floor", measureMs: Math.min(plan.measureMs, 3000), clock });
-      rows.push({ transport: clock === "timers" ? "floor" : "floor-precise", games: 100, lateness: floor, ticks: floor.samples, skipped: 0, lost: 0, cpuPerFrameUs: null, pass: (floor.p99 ?? Infinity) <= LATENESS_LIMIT_US, note: "" });
-      opts.log(`  timer floor, ${clock} clock: lateness p50 ${sig(floor.p50)} p99 ${sig(floor.p99)} µs`);
+    // The timer floor: 100 idle tasks, then as many as the goal's games (what the scheduler and this
+    // machine give that many tasks that do nothing; full runs only).
+    for (const tasks of opts.quick ? [100] : [100, MEMORY_GOAL]) {
+      for (const clock of ["timers", "precise"] as const) {
+        const floor = await engine.request<Percentiles>({ type: "floor", measureMs: Math.min(plan.measureMs, 3000), clock, tasks }, 60_000);
+        rows.push({ transport: clock === "timers" ? "floor" : "floor-precise", games: tasks, lateness: floor, ticks: floor.samples, skipped: 0, lost: 0, cpuPerFrameUs: null, pass: (floor.p99 ?? Infinity) <= LATENESS_LIMIT_US, note: "" });
+        opts.log(`  timer floor, ${count(tasks)} idle tasks, ${clock} clock: lateness p50 ${sig(floor.p50)} p99 ${sig(floor.p99)} µs`);
+      }
     }
     // The server's clock (default setTimeout's), then the precise tick clock unless that was it.
     const clocks: EngineClockKind[] = serverClock === "precise" ? ["precise"] : ["timers", "precise"];
@@ -360,8 +364,19 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
     capacityRow?.cpuPerFrameUs != null
       ? `${sig(capacityRow.cpuPerFrameUs)} µs at ${count(capacityRow.games)} games (${capacityKinds[capacityRow.transport] ?? capacityRow.transport})`
       : "n/a";
+  // What the goal's number of idle tasks alone gets from the scheduler and this machine.
+  const goalFloors = rows.filter((r) => (r.transport === "floor" || r.transport === "floor-precise") && r.games === MEMORY_GOAL);
+  const goalFloorText =
+    goalFloors.length === 0
+      ? ""
+      : `; ${count(MEMORY_GOAL)} idle tasks alone: p99 ${goalFloors.map((r) => `${sig(r.lateness.p99)} µs (${r.transport === "floor" ? "setTimeout" : "precise clock"})`).join(", ")}`;
   const goals: GoalResult[] = [
-    { section: "3a", goal: `≥ ${count(MEMORY_GOAL)} games in memory with p99 lateness ≤ 2 ms`, measured: `${memText} (one thread); ${preciseBeside ? `${preciseText} (one thread, precise clock); ` : ""}${shardText} (one shard per core)`, met: Math.max(memMax, preciseMax, shardMax) >= MEMORY_GOAL },
+    {
+      section: "3a",
+      goal: `≥ ${count(MEMORY_GOAL)} games in memory with p99 lateness ≤ 2 ms`,
+      measured: `${memText} (one thread); ${preciseBeside ? `${preciseText} (one thread, precise clock); ` : ""}${shardText} (one shard per core)${goalFloorText}`,
+      met: Math.max(memMax, preciseMax, shardMax) >= MEMORY_GOAL,
+    },
     {
       section: "3a",
       goal: `≤ ${CPU_GOAL_US} µs engine CPU per frame (in memory, at the most games that kept p99 ≤ 2 ms)`,
@@ -383,7 +398,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   const order = { floor: 0, "floor-precise": 0, memory: 1, "memory-precise": 1, "gc-engine": 2, "gc-v8-default": 2, sharded: 3, stream: 4 } as const;
   const linkRank = (r: EngineRow): number => (r.variant ? variants.indexOf(r.variant) : -1);
   const label = (r: EngineRow): string =>
-    r.transport === "stream" ? `stream server → clients, ${r.variant}` : { floor: "timer floor (100 idle tasks), setTimeout", "floor-precise": "timer floor, precise clock", memory: `in memory (${serverClock === "precise" ? "precise clock" : "setTimeout"})`, "memory-precise": "in memory, precise clock", "gc-engine": "in memory, fresh process", "gc-v8-default": "in memory, fresh process, V8's default young generation", sharded: "in memory, sharded" }[r.transport];
+    r.transport === "stream" ? `stream server → clients, ${r.variant}` : { floor: `timer floor (${count(r.games)} idle tasks), setTimeout`, "floor-precise": `timer floor (${count(r.games)} idle tasks), precise clock`, memory: `in memory (${serverClock === "precise" ? "precise clock" : "setTimeout"})`, "memory-precise": "in memory, precise clock", "gc-engine": "in memory, fresh process", "gc-v8-default": "in memory, fresh process, V8's default young generation", sharded: "in memory, sharded" }[r.transport];
   const floorP99 = rows[0]!.lateness.p99;
   // The link table: each link at 1 game, 100 games and the most it held with p99 ≤ 2 ms.
   const linkRows: string[][] = [];
@@ -472,7 +487,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
       `In memory: the engine's game session handler, TickScheduler, GameTable, FrameEncoder and SnapshotKeeper (an in-memory snapshot store, written when a game leaves, as a server with one engine runs it) in one process, with in-memory sessions; CPU µs/frame = process CPU ÷ tick frames. Over streams: the real stream server in one process with the same handler and keeper, serving WebTransport (HTTP/2 mapping, the library's Node clients) and plain WebSocket (on an HTTP/1.1 port as the server's RPC port serves it, \`ws\` clients); the clients in another process; CPU is the server process's. "websocket, N shards": the same with the games handed to N engine shard processes (\`@flaplab/engine-shards\`, as FLAPLAB_ENGINE_SHARDS=N does), lateness the worst shard's, CPU the group's process plus its shards. "websocket, precise clock": the one-process server on the precise tick clock (FLAPLAB_ENGINE_CLOCK=precise): its ticks start ≈ 0.2 ms after their deadlines instead of 0–1 ms, for a helper thread's wake-ups.`,
       `GC goal: ${count(GC_GOAL_GAMES)} games in memory, each run in a fresh process (no heap left from the steps before), ${GC_ROUNDS} rounds; "in memory, fresh process" runs with the engine's Node flags, as a server process hosting the engine starts (${ENGINE_NODE_FLAGS.join(" ")}: at most 2 MiB per semi-space); "V8's default young generation" without them (it grows to 16 MiB per semi-space on Node 20): longer scavenges, fewer of them. The goal is judged on the engine's rounds (their longest pause).`,
       `Allocation: JS heap bytes allocated ÷ tick frames, from V8's GC statistics (heap used at the end − at the start + what each collection freed, \`v8.GCProfiler\`); in memory it includes the bench client's input messages (one per ≈ 30 frames). GC max: the longest collection pause in the measurement (perf_hooks "gc" entries). Goals: ≤ ${CPU_GOAL_US} µs CPU/frame at the most games in memory that kept p99 ≤ 2 ms; no GC pause > ${GC_GOAL_MS} ms at ${count(GC_GOAL_GAMES)} games.`,
-      `Core work = a physics tick + delta frame + size-delimited message in a tight loop, measured in this run (best of 3 rounds); the timer floor is 100 tasks that do nothing, on the same scheduler (what its 1 ms timers and this machine alone give). Go figures are quoted references, not measured here.`,
+      `Core work = a physics tick + delta frame + size-delimited message in a tight loop, measured in this run (best of 3 rounds); the timer floor is 100 tasks that do nothing, on the same scheduler (what its 1 ms timers and this machine alone give), and again as many as the goal's games (${count(MEMORY_GOAL)}): the lateness that many tasks get before they do anything. Go figures are quoted references, not measured here.`,
       `Clocks: every row runs on the clock the server would (FLAPLAB_ENGINE_CLOCK, now ${serverClock}; the default is setTimeout's: whole milliseconds, so a tick starts 0–1 ms after its deadline); the "precise clock" rows run on the precise tick clock (a helper thread wakes the event loop within ≈ 0.1–0.2 ms of a deadline, at most one callback per 0.25 ms). "timer callbacks/s" = the scheduler's rounds; every round wakes a thread. Game starts sit on the scheduler's 1 ms slot grid, so there are at most ≈ 1,000 rounds a second on either clock. p99 ÷ floor is against setTimeout's floor.`,
     ],
     subsections: [
