@@ -460,7 +460,7 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
           count(r.games),
           count(r.ticks),
           ...tailCells(r.lateness),
-          r.transport === "floor" ? "1×" : ratio(r.lateness.p99, floorP99),
+          r === rows[0] ? "1×" : ratio(r.lateness.p99, floorP99),
           count(r.skipped),
           r.transport === "floor" || r.transport === "floor-precise" ? "" : count(r.lost),
           sig(r.cpuPerFrameUs),
