@@ -4,12 +4,12 @@ import { dirname, resolve } from "node:path";
 
 const BENCH_DIR = resolve(import.meta.dirname, "..");
 
-interface Envelope {
+export interface Envelope {
   readonly id: number;
   readonly body: unknown;
 }
 
-interface Reply {
+export interface Reply {
   readonly id: number;
   readonly ok: boolean;
   readonly result?: unknown;
@@ -36,12 +36,60 @@ export async function startChild(script: string, nodeArgs: readonly string[] = [
     env: { ...process.env, ...env, FLAPLAB_BENCH_CHILD: "1" },
   });
   proc.stdout?.on("data", (d: Buffer) => process.stderr.write(d));
+  const channel = requestChannel(script, proc, (envelope) => proc.send(envelope));
+  proc.on("message", (m: Reply) => channel.answer(m));
+  await spawned(proc);
+  return childOf(proc, channel, async () => {
+    if (proc.connected) proc.disconnect();
+    await channel.waitExit(3000);
+    if (!channel.exited()) proc.kill("SIGTERM");
+    await channel.waitExit(3000);
+    if (!channel.exited()) proc.kill("SIGKILL");
+    await channel.waitExit();
+  });
+}
+
+/** A started child as the bench drives it: its requests go through `channel`; `end` stops it unless it has exited. */
+export function childOf(proc: ChildProcess, channel: ReturnType<typeof requestChannel>, end: () => Promise<void>): Child {
+  return {
+    pid: proc.pid!,
+    request: channel.request,
+    async stop() {
+      if (!channel.exited()) await end();
+    },
+  };
+}
+
+/** Resolves once `proc` has started (rejects if it could not be). */
+export function spawned(proc: ChildProcess): Promise<void> {
+  return new Promise<void>((ok, fail) => {
+    proc.once("spawn", ok);
+    proc.once("error", fail);
+  });
+}
+
+/**
+ * The parent's side of a child's requests, whatever carries them: numbered envelopes out through
+ * `send`, answers in through `answer`, each request failing after its timeout or when `proc`
+ * exits first.
+ */
+export function requestChannel(
+  name: string,
+  proc: ChildProcess,
+  send: (envelope: Envelope) => void,
+): {
+  request<T>(body: object, timeoutMs?: number): Promise<T>;
+  answer(reply: Reply): void;
+  exited(): boolean;
+  /** Resolves when the child has exited, or after `ms` (default: only when it has exited). */
+  waitExit(ms?: number): Promise<void>;
+} {
   let nextId = 1;
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
   let exited: string | undefined;
   const exitedPromise = new Promise<void>((r) =>
     proc.once("exit", (code, signal) => {
-      exited = `${script} exited (${signal ?? `code ${code}`})`;
+      exited = `${name} exited (${signal ?? `code ${code}`})`;
       for (const p of pending.values()) {
         clearTimeout(p.timer);
         p.reject(new Error(exited));
@@ -50,42 +98,29 @@ export async function startChild(script: string, nodeArgs: readonly string[] = [
       r();
     }),
   );
-  proc.on("message", (m: Reply) => {
-    const p = pending.get(m.id);
-    if (!p) return;
-    pending.delete(m.id);
-    clearTimeout(p.timer);
-    if (m.ok) p.resolve(m.result);
-    else p.reject(new Error(`${script}: ${m.error}`));
-  });
-  await new Promise<void>((ok, fail) => {
-    proc.once("spawn", ok);
-    proc.once("error", fail);
-  });
   return {
-    pid: proc.pid!,
     request<T>(body: object, timeoutMs = 120_000): Promise<T> {
       if (exited) return Promise.reject(new Error(exited));
       const id = nextId++;
       return new Promise<T>((ok, fail) => {
         const timer = setTimeout(() => {
           pending.delete(id);
-          fail(new Error(`${script}: no answer to ${JSON.stringify(body).slice(0, 80)} within ${timeoutMs} ms`));
+          fail(new Error(`${name}: no answer to ${JSON.stringify(body).slice(0, 80)} within ${timeoutMs} ms`));
         }, timeoutMs);
         pending.set(id, { resolve: ok as (v: unknown) => void, reject: fail, timer });
-        proc.send({ id, body } satisfies Envelope);
+        send({ id, body });
       });
     },
-    async stop() {
-      if (exited) return;
-      if (proc.connected) proc.disconnect();
-      const grace = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
-      await Promise.race([exitedPromise, grace(3000)]);
-      if (!exited) proc.kill("SIGTERM");
-      await Promise.race([exitedPromise, grace(3000)]);
-      if (!exited) proc.kill("SIGKILL");
-      await exitedPromise;
+    answer(reply: Reply): void {
+      const p = pending.get(reply.id);
+      if (!p) return;
+      pending.delete(reply.id);
+      clearTimeout(p.timer);
+      if (reply.ok) p.resolve(reply.result ?? null);
+      else p.reject(new Error(`${name}: ${reply.error}`));
     },
+    exited: () => exited !== undefined,
+    waitExit: (ms?: number) => (ms === undefined ? exitedPromise : Promise.race([exitedPromise, new Promise<void>((r) => setTimeout(r, ms).unref())])),
   };
 }
 

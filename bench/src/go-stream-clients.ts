@@ -8,7 +8,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { promisify } from "node:util";
-import { benchDir, type Child, repoDir } from "./child.js";
+import { benchDir, type Child, childOf, type Reply, repoDir, requestChannel, spawned } from "./child.js";
 
 const SOURCE_DIR = join(benchDir(), "go-stream-clients");
 const SOURCES = ["go.mod", "go.sum", "main.go"];
@@ -38,32 +38,12 @@ export async function buildGoClients(log: (line: string) => void = () => {}): Pr
   return BINARY;
 }
 
-interface Reply {
-  readonly id: number;
-  readonly ok: boolean;
-  readonly result?: unknown;
-  readonly error?: string;
-}
-
 /** Starts the Go clients (building them first if their sources changed). */
 export async function startGoClients(log?: (line: string) => void): Promise<Child> {
   const binary = await buildGoClients(log);
-  const proc: ChildProcess = spawn(binary, [], { stdio: ["pipe", "pipe", "inherit"] });
   const name = "go-stream-clients";
-  let nextId = 1;
-  const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
-  let exited: string | undefined;
-  const exitedPromise = new Promise<void>((r) =>
-    proc.once("exit", (code, signal) => {
-      exited = `${name} exited (${signal ?? `code ${code}`})`;
-      for (const p of pending.values()) {
-        clearTimeout(p.timer);
-        p.reject(new Error(exited));
-      }
-      pending.clear();
-      r();
-    }),
-  );
+  const proc: ChildProcess = spawn(binary, [], { stdio: ["pipe", "pipe", "inherit"] });
+  const channel = requestChannel(name, proc, (envelope) => proc.stdin!.write(`${JSON.stringify(envelope)}\n`));
   createInterface({ input: proc.stdout! }).on("line", (line) => {
     let reply: Reply;
     try {
@@ -72,38 +52,14 @@ export async function startGoClients(log?: (line: string) => void): Promise<Chil
       process.stderr.write(`${name}: ${line}\n`);
       return;
     }
-    const p = pending.get(reply.id);
-    if (!p) return;
-    pending.delete(reply.id);
-    clearTimeout(p.timer);
-    if (reply.ok) p.resolve(reply.result ?? null);
-    else p.reject(new Error(`${name}: ${reply.error}`));
+    channel.answer(reply);
   });
-  await new Promise<void>((ok, fail) => {
-    proc.once("spawn", ok);
-    proc.once("error", fail);
+  await spawned(proc);
+  return childOf(proc, channel, async () => {
+    // Closing its stdin closes every game's connection and ends it.
+    proc.stdin!.end();
+    await channel.waitExit(8000);
+    if (!channel.exited()) proc.kill("SIGKILL");
+    await channel.waitExit();
   });
-  return {
-    pid: proc.pid!,
-    request<T>(body: object, timeoutMs = 120_000): Promise<T> {
-      if (exited) return Promise.reject(new Error(exited));
-      const id = nextId++;
-      return new Promise<T>((ok, fail) => {
-        const timer = setTimeout(() => {
-          pending.delete(id);
-          fail(new Error(`${name}: no answer to ${JSON.stringify(body).slice(0, 80)} within ${timeoutMs} ms`));
-        }, timeoutMs);
-        pending.set(id, { resolve: ok as (v: unknown) => void, reject: fail, timer });
-        proc.stdin!.write(`${JSON.stringify({ id, body })}\n`);
-      });
-    },
-    async stop() {
-      if (exited) return;
-      proc.stdin!.end();
-      const grace = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
-      await Promise.race([exitedPromise, grace(8000)]);
-      if (!exited) proc.kill("SIGKILL");
-      await exitedPromise;
-    },
-  };
 }

@@ -10,6 +10,7 @@ import { serveRequests } from "./child.js";
 import { LatencyHistogram, type Stats } from "@flaplab/report-kit/latency";
 import { WebSocket } from "ws";
 import { Hist, type Percentiles } from "./hist.js";
+import { ProcessMeter } from "./meter.js";
 import type { StreamGame } from "./stream-server.js";
 
 export type StreamClientsRequest =
@@ -77,8 +78,7 @@ let interArrival = new Hist();
 let interArrivalMs = new LatencyHistogram();
 let inputToAck = new LatencyHistogram();
 let closedByServer: Record<string, number> = {};
-let cpu0 = process.cpuUsage();
-let t0 = performance.now();
+const meter = new ProcessMeter();
 let closing = false;
 
 const input = (seq: number) => encodeDelimited(ClientInputSchema, create(ClientInputSchema, { seq, clientTimeMs: Date.now() }));
@@ -225,11 +225,10 @@ serveRequests(async (req: StreamClientsRequest) => {
       interArrival = new Hist();
       interArrivalMs = new LatencyHistogram();
       inputToAck = new LatencyHistogram();
-      cpu0 = process.cpuUsage();
-      t0 = performance.now();
+      meter.reset();
       return null;
     case "stats": {
-      const cpu = process.cpuUsage(cpu0);
+      const { cpuUs, wallMs } = meter.read();
       return {
         frames,
         acks,
@@ -237,8 +236,8 @@ serveRequests(async (req: StreamClientsRequest) => {
         interArrivalStats: interArrivalMs.stats(),
         inputToAck: inputToAck.stats(),
         closedByServer,
-        cpuUs: cpu.user + cpu.system,
-        wallMs: performance.now() - t0,
+        cpuUs,
+        wallMs,
       } satisfies ClientStats;
     }
     case "close": {

@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 import type { ScheduledTask, TickTarget } from "@flaplab/engine";
 import { serveRequests } from "./child.js";
 import { measuringScheduler } from "./engine-harness.js";
-import { GcWatch } from "./gc.js";
+import { ProcessMeter } from "./meter.js";
 import type { StreamGame, StreamServerInfo, StreamServerStats } from "./stream-server.js";
 
 export type StreamFloorRequest =
@@ -27,9 +27,7 @@ const TEMPLATE = Buffer.concat([Buffer.of(0x82, FLOOR_MESSAGE_BYTES - 2), Buffer
 const { scheduler } = measuringScheduler();
 const sockets = new Set<Socket>();
 let server: Server | undefined;
-let cpu0 = process.cpuUsage();
-let t0 = performance.now();
-let gc = new GcWatch();
+const meter = new ProcessMeter();
 
 /** One connection's ticks: a message a tick until the socket ends. */
 class FloorGame implements TickTarget {
@@ -77,23 +75,19 @@ serveRequests(
       case "reset":
         (globalThis as { gc?: () => void }).gc?.();
         scheduler.resetStats();
-        gc.stop();
-        gc = new GcWatch();
-        gc.start();
-        cpu0 = process.cpuUsage();
-        t0 = performance.now();
+        meter.reset();
         return null;
       case "stats": {
-        const cpu = process.cpuUsage(cpu0);
+        const { cpuUs, wallMs, gc } = meter.read();
         return {
           lateness: scheduler.lateness.summary(),
           ticks: scheduler.ticks,
           skipped: scheduler.skipped,
-          cpuUs: cpu.user + cpu.system,
-          wallMs: performance.now() - t0,
+          cpuUs,
+          wallMs,
           openSessions: sockets.size,
           games: sockets.size,
-          gc: gc.stop(),
+          gc,
           longestBurstMs: scheduler.longestBurstMs,
         } satisfies StreamServerStats;
       }

@@ -10,7 +10,8 @@ import { MemorySnapshotStore } from "@flaplab/snapshots";
 import { pino } from "pino";
 import { findFlapSchedule } from "./autopilot.js";
 import { serveRequests } from "./child.js";
-import { type GcPauses, GcWatch } from "./gc.js";
+import type { GcPauses } from "./gc.js";
+import { ProcessMeter } from "./meter.js";
 import { idleMusic, idleScore, measuringScheduler, silentLogger } from "./engine-harness.js";
 import type { Percentiles } from "./hist.js";
 import { startProfile, stopProfile } from "./inspector-profile.js";
@@ -64,9 +65,7 @@ let shards: EngineShards | undefined;
 let webSockets: WebSocketStreams | undefined;
 let http: Server | undefined;
 let tickets: StreamTicketSigner | undefined;
-let cpu0 = process.cpuUsage();
-let t0 = performance.now();
-let gc = new GcWatch();
+const meter = new ProcessMeter();
 
 function worstShard(samples: readonly ShardSample[]): Percentiles {
   const worst = (pick: (x: ShardSample) => number | null) => Math.max(...samples.map((x) => pick(x) ?? 0));
@@ -130,14 +129,10 @@ serveRequests(
         if (req.profile) await startProfile();
         scheduler.resetStats();
         await shards?.sample();
-        gc.stop();
-        gc = new GcWatch();
-        gc.start();
-        cpu0 = process.cpuUsage();
-        t0 = performance.now();
+        meter.reset();
         return null;
       case "stats": {
-        const cpu = process.cpuUsage(cpu0);
+        const { cpuUs, wallMs, gc } = meter.read();
         if (req.profileFile) await stopProfile(req.profileFile);
         const sampled = await shards?.sample();
         const shardCpuUs = (sampled ?? []).reduce((a, x) => a + x.cpuUs, 0);
@@ -147,11 +142,11 @@ serveRequests(
           lateness: sampled ? worstShard(sampled) : scheduler.lateness.summary(),
           ticks: sampled ? sampled.reduce((a, x) => a + x.ticks, 0) : scheduler.ticks,
           skipped: scheduler.skipped,
-          cpuUs: cpu.user + cpu.system + shardCpuUs,
-          wallMs: performance.now() - t0,
+          cpuUs: cpuUs + shardCpuUs,
+          wallMs,
           openSessions: (server?.openSessions ?? 0) + (webSockets?.openSessions ?? 0),
           games: games.size,
-          gc: gc.stop(),
+          gc,
           longestBurstMs: scheduler.longestBurstMs,
         } satisfies StreamServerStats;
       }
