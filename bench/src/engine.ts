@@ -247,14 +247,12 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   let server: Child | undefined;
   let clients: Child | undefined;
   try {
+    const goMissing = linkVariants.some((v) => v.clients === "go") ? await goClientsUnavailable() : null;
     for (const { name: variant, link, shards, clock, clients: players, floor } of linkVariants) {
-      if (players === "go") {
-        const why = await goClientsUnavailable();
-        if (why !== null) {
-          notRun.set(variant, why);
-          opts.log(`  engine ${variant}: not run (${why})`);
-          continue;
-        }
+      if (players === "go" && goMissing !== null) {
+        notRun.set(variant, goMissing);
+        opts.log(`  engine ${variant}: not run (${goMissing})`);
+        continue;
       }
       // Fresh processes per link: one link's garbage must not be collected in the other's steps.
       const srv = (server = await startChild(floor ? "stream-floor.ts" : "stream-server.ts", ["--expose-gc", ...ENGINE_NODE_FLAGS], clock ? { [ENGINE_CLOCK_ENV]: clock } : {}));
@@ -333,16 +331,15 @@ export async function runEngine(opts: RunOptions): Promise<SectionResult> {
   const streamMax = Math.max(0, ...engineLinks.map((v) => streamMaxOf[v]!));
   const bestLink = engineLinks.find((v) => streamMaxOf[v] === streamMax) ?? engineLinks[0];
   const fewestSteps = Math.min(...plan.stream, ...plan.streamBelow);
-  const firstOf = (t: EngineRow["transport"]) => Math.min(...counted.filter((r) => r.transport === t).map((r) => r.games));
-  const lastTried = (t: EngineRow["transport"], all: readonly number[]) => counted.some((r) => r.transport === t && r.pass && r.games === all[all.length - 1]);
-  const memText = memMax === 0 ? `< ${firstOf("memory")}` : `${count(memMax)}${lastTried("memory", plan.memory) ? "+" : ""}`;
-  const preciseText = preciseMax === 0 ? `< ${firstOf("memory-precise")}` : `${count(preciseMax)}${lastTried("memory-precise", plan.memory) ? "+" : ""}`;
-  const shardText = shardMax === 0 ? `< ${firstOf("sharded")}` : `${count(shardMax)}${lastTried("sharded", plan.sharded) ? "+" : ""}`;
-  const lastStream = plan.stream[plan.stream.length - 1];
-  const streamText =
-    streamMax === 0
-      ? `< ${Math.min(...engineStreamRows.map((r) => r.games))}`
-      : `${count(streamMax)}${engineStreamRows.some((r) => r.pass && r.games === lastStream) ? "+" : ""} (${bestLink})`;
+  const rowsOf = (t: EngineRow["transport"]) => counted.filter((r) => r.transport === t);
+  /** The fewest games of `of`'s steps. */
+  const firstOf = (of: readonly EngineRow[]) => Math.min(...of.map((r) => r.games));
+  /** One of `of`'s steps passed at the last size of `all`: the maximum may be higher. */
+  const lastTried = (of: readonly EngineRow[], all: readonly number[]) => of.some((r) => r.pass && r.games === all[all.length - 1]);
+  const memText = memMax === 0 ? `< ${firstOf(rowsOf("memory"))}` : `${count(memMax)}${lastTried(rowsOf("memory"), plan.memory) ? "+" : ""}`;
+  const preciseText = preciseMax === 0 ? `< ${firstOf(rowsOf("memory-precise"))}` : `${count(preciseMax)}${lastTried(rowsOf("memory-precise"), plan.memory) ? "+" : ""}`;
+  const shardText = shardMax === 0 ? `< ${firstOf(rowsOf("sharded"))}` : `${count(shardMax)}${lastTried(rowsOf("sharded"), plan.sharded) ? "+" : ""}`;
+  const streamText = streamMax === 0 ? `< ${firstOf(engineStreamRows)}` : `${count(streamMax)}${lastTried(engineStreamRows, plan.stream) ? "+" : ""} (${bestLink})`;
   const linkText = [
     ...engineLinks.map((v) => `${v} ${streamMaxOf[v] === 0 ? `< ${fewestSteps}` : count(streamMaxOf[v]!)}`),
     ...(floorVariant === undefined ? [] : [`the loopback floor (plain TCP, no engine, Go readers) ${streamMaxOf[floorVariant] === 0 ? `< ${fewestSteps}` : count(streamMaxOf[floorVariant]!)}`]),
