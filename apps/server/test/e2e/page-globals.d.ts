@@ -4,6 +4,7 @@ interface PageLogRow {
   direction: string;
   time: number;
   seq?: number;
+  note?: string;
 }
 interface PageAutomation {
   state: "login" | "ready" | "playing" | "over";
