@@ -79,19 +79,12 @@ export function estimateHourlyCost(
 
   const albs = plan.regions.filter((r) => r.loadBalancer !== undefined);
   const albZones = albs.reduce((n, r) => n + r.availabilityZones.length, 0);
-  const nlbs = plan.services.filter((s) => s.http3 !== undefined);
-  const nlbZones = nlbs.reduce((n, s) => n + plan.regions.find((r) => r.region === s.region)!.availabilityZones.length, 0);
-  const ips = tasks + albZones + nlbZones;
+  const ips = tasks + albZones;
   lines.push({ item: "public IPv4 addresses", quantity: ips, unit: "address", usdPerHour: ips * prices.publicIpv4Hour });
 
   lines.push({ item: "application load balancers", quantity: albs.length, unit: "ALB", usdPerHour: albs.length * prices.albHour });
   const lcus = albs.length * assumptions.lcusPerLoadBalancer;
   lines.push({ item: "ALB capacity units", quantity: lcus, unit: "LCU", usdPerHour: lcus * prices.albLcuHour });
-  if (nlbs.length > 0) {
-    const nlcus = nlbs.length * assumptions.lcusPerLoadBalancer;
-    lines.push({ item: "network load balancers", quantity: nlbs.length, unit: "NLB", usdPerHour: nlbs.length * prices.nlbHour });
-    lines.push({ item: "NLB capacity units", quantity: nlcus, unit: "NLCU", usdPerHour: nlcus * prices.nlbLcuHour });
-  }
 
   for (const db of plan.databases) {
     const storage = parseFloat(db.storage);

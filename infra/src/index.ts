@@ -10,12 +10,12 @@ export {
   DEFAULT_TASK_SIZE,
   ENV,
   FARGATE_SIZES,
-  HTTP3_BUILD_ARG,
   PlanError,
   SERVER_IDLE_TIMEOUT_MS,
   SINGLE_COPY_COMPONENTS,
   STREAM_IDLE_TIMEOUT_MS,
   STREAM_PORT,
+  WEBTRANSPORT_SUBPROTOCOL,
   cloudRegion,
   cloudTopology,
   logGroupPrefix,
@@ -32,7 +32,7 @@ export type {
   DeploymentPlan,
   FargateCpu,
   FargateMemory,
-  Http3Plan,
+  ListenerRulePlan,
   LoadBalancerPlan,
   PlanOptions,
   RegionPlan,
@@ -41,6 +41,8 @@ export type {
   WebConfig,
   WebPlan,
 } from "./plan.js";
+export { ALB_LIMITS, listenerRuleProblems } from "./listener-limits.js";
+export type { ListenerCondition } from "./listener-limits.js";
 export { STAGES, TOPOLOGIES_DIR, isStage, loadStageTopology, stageTopology } from "./stages.js";
 export type { Stage } from "./stages.js";
 export {

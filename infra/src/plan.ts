@@ -1,6 +1,7 @@
 import { COMPONENT_NAMES, type ComponentName, nodeFlagsFor } from "@flaplab/component";
 import type { GroupSpec, NetworkSettings, Topology } from "@flaplab/runtime";
 import { BROWSER_CONNECT, CALL_GRAPH, connectPathPattern, internalPaths, STREAM_PATHS, streamPathPattern } from "./calls.js";
+import { type ListenerCondition, listenerRuleProblems } from "./listener-limits.js";
 import { regionRttMs } from "./rtt.js";
 import { type CollectorPlan, collectorPlan, type TracingBackend } from "./tracing.js";
 
@@ -9,7 +10,7 @@ export const APP_NAME = "flaplab";
 export const DEFAULT_REGION = "us-east-1";
 /** Container port of the Connect host (HTTP/1.1 and h2c). */
 export const CONNECT_PORT = 8080;
-/** Container port of the stream server (TLS: HTTP/2, WebSocket mapping, HTTP/3 when installed). */
+/** Container port of the stream server (TLS: WebTransport over HTTP/2 and its WebSocket mapping). */
 export const STREAM_PORT = 8443;
 /** Data directory inside the container (task-local ephemeral storage). */
 export const DATA_DIR = "/var/lib/flaplab";
@@ -40,8 +41,13 @@ export const SERVER_IDLE_TIMEOUT_MS = (ALB_IDLE_TIMEOUT_S + 30) * 1000;
 export const SINGLE_COPY_COMPONENTS: readonly ComponentName[] = ["engine", "music"];
 /** Header every call between components carries (the runtime's CALLER_HEADER). */
 export const CALLER_HEADER = "x-flaplab-caller";
-/** Docker build argument: "1" installs the native HTTP/3 (quiche) package into the image. */
-export const HTTP3_BUILD_ARG = "FLAPLAB_HTTP3";
+/**
+ * What tells the two WebSocket links of a stream path apart on the load balancer: the WebTransport
+ * ponyfill's WebSocket mapping offers the subprotocols `webtransport_kDraft1, webtransport_kDraft2`
+ * (served by the stream server, 8443); the plain WebSocket link (`?link=websocket`) offers none
+ * (served by the Connect host, 8080).
+ */
+export const WEBTRANSPORT_SUBPROTOCOL = { name: "sec-websocket-protocol", values: ["webtransport_*"] } as const;
 /** Filter pattern that selects the call-log records in a service's CloudWatch log group. */
 export const CALL_LOG_FILTER = '{ $.msg = "rpc" }';
 
@@ -89,8 +95,6 @@ export interface PlanOptions {
   readonly homeRegion?: string;
   /** Name the servers load their topology by (FLAPLAB_TOPOLOGY; default: the topology's name). */
   readonly topologyName?: string;
-  /** Groups whose stream server is also offered as native HTTP/3 (UDP 443 through a network load balancer). */
-  readonly http3Groups?: readonly string[];
   /** Task size of every service (default 0.25 vCPU / 0.5 GB). */
   readonly size?: TaskSize;
   /** Task size per group name, overriding `size`. */
@@ -107,6 +111,13 @@ export type DeployValue =
 
 export type ContainerPort = `${typeof CONNECT_PORT}/http` | `${typeof STREAM_PORT}/https`;
 
+/** A rule of a region's 443 listener as the load balancer gets it: a forward to a service, or a fixed 403. */
+export interface ListenerRulePlan {
+  readonly priority: number;
+  readonly conditions: readonly ListenerCondition[];
+  readonly action: { readonly type: "forward"; readonly service: string; readonly port: ContainerPort } | { readonly type: "refuse"; readonly status: 403 };
+}
+
 /** One path rule on a region's shared HTTPS load balancer (listener 443/https). */
 export interface AlbRoute {
   /** Path pattern, e.g. "/flaplab.auth.v1.AuthService/*". */
@@ -114,8 +125,12 @@ export interface AlbRoute {
   /** ServicePlan.name of the target. */
   readonly service: string;
   readonly component: ComponentName;
-  /** "internal": one internal method, forwarded only with the components' caller header (cross-region calls). */
-  readonly kind: "connect" | "stream" | "internal";
+  /**
+   * "internal": one internal method, forwarded only with the components' caller header (cross-region
+   * calls); "stream": the WebTransport link's WebSocket mapping (its subprotocol header) to the stream
+   * server; "websocket": the plain WebSocket link on the same path, to the Connect host.
+   */
+  readonly kind: "connect" | "stream" | "websocket" | "internal";
   /** A header the request must carry as well (any value). */
   readonly header?: { readonly name: string; readonly values: readonly string[] };
   /**
@@ -128,6 +143,8 @@ export interface AlbRoute {
   readonly priority: number;
   /** Why the route is public: the browser calls it, or a caller in another region does. */
   readonly reason: "browser" | "cross-region";
+  /** The rule's conditions as the load balancer gets them (path, then header, then host; one field each). */
+  readonly conditions: readonly ListenerCondition[];
 }
 
 /** A listener rule answering a fixed 403 on the region's public listener. */
@@ -136,6 +153,7 @@ export interface AlbRefusal {
   readonly path: string;
   readonly component: ComponentName;
   readonly priority: number;
+  readonly conditions: readonly ListenerCondition[];
 }
 
 export interface LoadBalancerPlan {
@@ -152,18 +170,10 @@ export interface LoadBalancerPlan {
    * after the cross-region internal routes (lower priority numbers), before every public route.
    */
   readonly refusals: readonly AlbRefusal[];
+  /** Every rule of the 443 listener (refusals and routes), by priority: what the load balancer gets. */
+  readonly rules: readonly ListenerRulePlan[];
   /** Seconds (ALB_IDLE_TIMEOUT_S). */
   readonly idleTimeoutS: number;
-}
-
-/** Native HTTP/3 for one group's stream server: a network load balancer passing TCP and UDP 443 through. */
-export interface Http3Plan {
-  /** Prefix of the network load balancer's resource names. */
-  readonly name: string;
-  readonly host: string;
-  readonly url: string;
-  readonly listenPort: 443;
-  readonly containerPort: typeof STREAM_PORT;
 }
 
 export interface ServicePlan {
@@ -190,7 +200,6 @@ export interface ServicePlan {
   /** Base URL browsers open this group's streams at, when it runs the engine or music. */
   readonly streamUrl?: string;
   readonly albRoutes: readonly AlbRoute[];
-  readonly http3?: Http3Plan;
   /** ECS deployment limits: engine and music never run two tasks at once (0 % / 100 %); others 100 % / 200 %. */
   readonly deployment: { readonly minimumHealthyPercent: number; readonly maximumPercent: number };
   /**
@@ -199,8 +208,6 @@ export interface ServicePlan {
    * of the same stage creates a new one beside it instead of colliding with it.
    */
   readonly logGroupPrefix: string;
-  /** Docker build arguments of the service's image. */
-  readonly imageArgs: Readonly<Record<string, string>>;
   /** Plain environment values. */
   readonly environment: Readonly<Record<string, string>>;
   /** Environment values resolved at deploy time (secrets, database URL). */
@@ -363,9 +370,9 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     }
     if (!ZONE_RE.test(spec.zone)) throw new PlanError(`group "${spec.name}": zone "${spec.zone}" must be one letter (a, b, c, …)`);
     const name = pascalCase(spec.name);
-    if (RESERVED_NAMES.has(name) || /^(Aws|Vpc|Cluster|Alb|Nlb)[A-Z0-9]/.test(name)) throw new PlanError(`group "${spec.name}": its service name ${name} is reserved`);
+    if (RESERVED_NAMES.has(name) || /^(Aws|Vpc|Cluster|Alb)[A-Z0-9]/.test(name)) throw new PlanError(`group "${spec.name}": its service name ${name} is reserved`);
     if (names.has(name)) throw new PlanError(`group "${spec.name}": service name ${name} is used by another group`);
-    if (REGION_RE.test(spec.name) || spec.name.startsWith("h3-")) {
+    if (REGION_RE.test(spec.name)) {
       throw new PlanError(`group "${spec.name}": the name would clash with a load balancer's host name`);
     }
     names.add(name);
@@ -407,18 +414,6 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
   const privateUrlOf = (p: Placed): string => `http://${privateHostOf(p)}:${CONNECT_PORT}`;
   const publicUrlOf = (p: Placed): string => `https://${host(p.spec.name)}`;
 
-  // HTTP/3 groups.
-  const http3 = new Map<string, Http3Plan>();
-  for (const groupName of options.http3Groups ?? []) {
-    const p = placed.find((q) => q.spec.name === groupName);
-    if (!p) throw new PlanError(`http3 group "${groupName}" is not a group of topology ${topology.name}`);
-    if (!p.spec.components.some((c) => STREAM_PATHS[c] !== undefined)) {
-      throw new PlanError(`http3 group "${groupName}" runs no stream server (neither engine nor music)`);
-    }
-    const h3Host = host(`h3-${p.spec.name}`);
-    http3.set(p.spec.name, { name: `Nlb${p.name}`, host: h3Host, url: `https://${h3Host}`, listenPort: 443, containerPort: STREAM_PORT });
-  }
-
   // Calls between groups.
   const edges: CallEdgePlan[] = [];
   for (const from of placed) {
@@ -456,47 +451,59 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
       const idx = COMPONENT_NAMES.indexOf(c);
       const calledFromElsewhere = edges.some((e) => e.callee === c && e.crossRegion);
       if (BROWSER_CONNECT.includes(c) || calledFromElsewhere) {
-        routes.push({
-          path: connectPathPattern(c),
-          service: p.name,
-          component: c,
-          kind: "connect",
-          forward: `${CONNECT_PORT}/http`,
-          priority: 100 + idx * 10,
-          reason: BROWSER_CONNECT.includes(c) ? "browser" : "cross-region",
-        });
+        routes.push(
+          route({
+            path: connectPathPattern(c),
+            service: p.name,
+            component: c,
+            kind: "connect",
+            forward: `${CONNECT_PORT}/http`,
+            priority: 100 + idx * 10,
+            reason: BROWSER_CONNECT.includes(c) ? "browser" : "cross-region",
+          }),
+        );
       }
       if (calledFromElsewhere) {
         // Components in other regions reach internal methods through the public listener; only
         // requests with the components' caller header get past the refusals below. The header is
         // a filter, not the gate: the runtime still requires a component credential.
         internalPaths(c).forEach((path, k) => {
-          routes.push({
-            path,
-            service: p.name,
-            component: c,
-            kind: "internal",
-            header: { name: CALLER_HEADER, values: ["*"] },
-            forward: `${CONNECT_PORT}/http`,
-            priority: 10 + idx * 5 + k,
-            reason: "cross-region",
-          });
+          routes.push(
+            route({
+              path,
+              service: p.name,
+              component: c,
+              kind: "internal",
+              header: { name: CALLER_HEADER, values: ["*"] },
+              forward: `${CONNECT_PORT}/http`,
+              priority: 10 + idx * 5 + k,
+              reason: "cross-region",
+            }),
+          );
         });
       }
       const stream = streamPathPattern(c);
-      if (stream !== undefined && !http3.has(p.spec.name)) {
+      if (stream !== undefined) {
         // Engine shards share the stream path: each matches its own host name, at its own priority.
         const shard = placesOf(c).length > 1 ? shardIndex(p, c) : undefined;
-        routes.push({
-          path: stream,
-          service: p.name,
-          component: c,
-          kind: "stream",
-          forward: `${STREAM_PORT}/https`,
-          priority: 100 + idx * 10 + 5 + (shard === undefined ? 0 : 1000 * (shard + 1)),
-          reason: "browser",
-          ...(shard === undefined ? {} : { host: host(p.spec.name) }),
-        });
+        const base = 100 + idx * 10 + 5 + (shard === undefined ? 0 : 1000 * (shard + 1));
+        const onHost = shard === undefined ? {} : { host: host(p.spec.name) };
+        // Two links share the path: the WebTransport link's WebSocket mapping (its subprotocols) goes
+        // to the stream server; the plain WebSocket link, one priority later, to the Connect host.
+        routes.push(
+          route({
+            path: stream,
+            service: p.name,
+            component: c,
+            kind: "stream",
+            header: { name: WEBTRANSPORT_SUBPROTOCOL.name, values: [...WEBTRANSPORT_SUBPROTOCOL.values] },
+            forward: `${STREAM_PORT}/https`,
+            priority: base,
+            reason: "browser",
+            ...onHost,
+          }),
+          route({ path: stream, service: p.name, component: c, kind: "websocket", forward: `${CONNECT_PORT}/http`, priority: base + 1, reason: "browser", ...onHost }),
+        );
       }
     }
     routesOf.set(p.name, routes);
@@ -508,6 +515,22 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     const routes = inRegion.flatMap((p) => routesOf.get(p.name) ?? []);
     const publicGroups = inRegion.filter((p) => (routesOf.get(p.name) ?? []).length > 0);
     const lbHost = host(region);
+    const refusals: AlbRefusal[] = COMPONENT_NAMES.flatMap((c) =>
+      internalPaths(c).map((path, k) => ({
+        path,
+        component: c,
+        priority: 50 + COMPONENT_NAMES.indexOf(c) * 5 + k,
+        conditions: [{ pathPattern: { values: [path] } }],
+      })),
+    );
+    const rules: ListenerRulePlan[] = [
+      ...refusals.map((r) => ({ priority: r.priority, conditions: r.conditions, action: { type: "refuse" as const, status: 403 as const } })),
+      ...routes.map((r) => ({ priority: r.priority, conditions: r.conditions, action: { type: "forward" as const, service: r.service, port: r.forward } })),
+    ].sort((a, b) => a.priority - b.priority);
+    if (routes.length > 0) {
+      const problems = listenerRuleProblems(rules);
+      if (problems.length > 0) throw new PlanError(`the ${region} load balancer's listener rules would be refused: ${problems.join("; ")}`);
+    }
     return {
       region,
       key,
@@ -525,9 +548,8 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
               aliases: publicGroups.map((p) => host(p.spec.name)),
               url: `https://${lbHost}`,
               routes,
-              refusals: COMPONENT_NAMES.flatMap((c) =>
-                internalPaths(c).map((path, k) => ({ path, component: c, priority: 50 + COMPONENT_NAMES.indexOf(c) * 5 + k })),
-              ),
+              refusals,
+              rules,
               idleTimeoutS: ALB_IDLE_TIMEOUT_S,
             },
           }),
@@ -561,17 +583,14 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
       ]
     : [];
 
-  const streamUrlOf = (p: Placed): string | undefined => {
-    if (!p.spec.components.some((c) => STREAM_PATHS[c] !== undefined)) return undefined;
-    return http3.get(p.spec.name)?.url ?? publicUrlOf(p);
-  };
+  const streamUrlOf = (p: Placed): string | undefined =>
+    p.spec.components.some((c) => STREAM_PATHS[c] !== undefined) ? publicUrlOf(p) : undefined;
 
   const bare: ServicePlan[] = placed.map((p) => {
     const zones = regionZones.get(p.region)!;
     const albRoutes = routesOf.get(p.name) ?? [];
     const hasPublicConnect = albRoutes.some((r) => r.kind === "connect");
     const streamUrl = streamUrlOf(p);
-    const h3 = http3.get(p.spec.name);
     const size = options.sizes?.[p.spec.name] ?? options.size ?? DEFAULT_TASK_SIZE;
     checkSize(size, p.spec.name);
 
@@ -620,12 +639,10 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
       ...(hasPublicConnect ? { publicUrl: publicUrlOf(p) } : {}),
       ...(streamUrl === undefined ? {} : { streamUrl }),
       albRoutes,
-      ...(h3 ? { http3: h3 } : {}),
       deployment: p.spec.components.some((c) => SINGLE_COPY_COMPONENTS.includes(c))
         ? { minimumHealthyPercent: 0, maximumPercent: 100 }
         : { minimumHealthyPercent: 100, maximumPercent: 200 },
       logGroupPrefix: logGroupPrefix(stage, p.spec.name),
-      imageArgs: { [HTTP3_BUILD_ARG]: h3 ? "1" : "0" },
       environment,
       deployEnvironment,
       ...(collector ? { collector } : {}),
@@ -642,7 +659,6 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     const s = services.find((x) => x.components.includes(c))!;
     return s.publicUrl!;
   };
-  const streamGroups = services.filter((s) => s.streamUrl !== undefined);
   const webHost = host("web");
   const web: WebPlan = {
     name: "Web",
@@ -654,7 +670,8 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
       initiatorUrl: urlOf("initiator"),
       scoreUrl: urlOf("score"),
       topology: topology.name,
-      http3: streamGroups.length > 0 && streamGroups.every((s) => s.http3 !== undefined),
+      // No native HTTP/3 in the cloud: the load balancers carry the WebSocket links only.
+      http3: false,
     },
   };
 
@@ -712,7 +729,9 @@ export function cloudTopology(
       streamAddress: own ? `0.0.0.0:${STREAM_PORT}` : `${dialHost}:${STREAM_PORT}`,
       // Same region: plain HTTP to the Cloud Map name; other regions: the authenticated public https endpoint.
       callUrl: own || sameRegion ? `http://${dialHost}:${CONNECT_PORT}` : `https://${s.publicHost}`,
-      publicUrl: s.publicUrl ?? s.privateUrl,
+      // Browsers reach a group with any public route (Connect, or the streams and the plain WebSocket
+      // link) at its own host; the rest only inside the VPC.
+      publicUrl: s.albRoutes.length > 0 ? `https://${s.publicHost}` : s.privateUrl,
       streamPublicUrl: s.streamUrl ?? `https://${s.publicHost}`,
       inProcess: spec.inProcess,
     };
@@ -727,4 +746,12 @@ export function cloudTopology(
     browser: topology.browser,
     web: { address: `${webHost}:443`, publicUrl: `https://${webHost}/` },
   };
+}
+
+/** A route with its listener conditions: the path, then the header, then the host, one field per condition. */
+function route(r: Omit<AlbRoute, "conditions">): AlbRoute {
+  const conditions: ListenerCondition[] = [{ pathPattern: { values: [r.path] } }];
+  if (r.header) conditions.push({ httpHeader: { httpHeaderName: r.header.name, values: [...r.header.values] } });
+  if (r.host) conditions.push({ hostHeader: { values: [r.host] } });
+  return { ...r, conditions };
 }

@@ -49,7 +49,7 @@ describe("the cloud plan follows the topology file", () => {
     expect(musicCallUrl(before)).toBe("https://music.multiregion.flaplab.example.org");
     expect(musicCallUrl(after)).toBe("http://music.multiregion.flaplab.sst:8080");
     // Music is no longer called across regions, so its Connect route leaves the load balancer.
-    expect(musicAfter.albRoutes.map((r) => r.kind)).toEqual(["stream"]);
+    expect(musicAfter.albRoutes.map((r) => r.kind)).toEqual(["stream", "websocket"]);
   });
 
   it("moving a group to another zone moves its service to that zone's subnet", async () => {
