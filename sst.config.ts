@@ -170,7 +170,6 @@ export default $config({
                       conditions: { path: r.path },
                       priority: r.priority,
                     })),
-                    health: { [`${infra.CONNECT_PORT}/http` as const]: { path: "/healthz", successCodes: "200" } },
                   },
                 }
               : {}),
@@ -203,11 +202,21 @@ export default $config({
                 args.namePrefix = s.logGroupPrefix;
                 logOpts.retainOnDelete = true;
               },
-              // The stream server answers only WebTransport/WebSocket requests; check the task's health on the Connect port.
+              // Both target groups check the task on the Connect port (the stream server answers only
+              // WebTransport/WebSocket requests), every 5 s, healthy after 2; a stopped task drains 5 s, not 300.
               target: (args) => {
-                if (args.port === infra.STREAM_PORT) {
-                  args.healthCheck = { protocol: "HTTP", port: String(infra.CONNECT_PORT), path: "/healthz", matcher: "200" };
-                }
+                const h = infra.TARGET_HEALTH;
+                args.healthCheck = {
+                  protocol: "HTTP",
+                  port: String(infra.CONNECT_PORT),
+                  path: h.path,
+                  matcher: "200",
+                  interval: h.intervalS,
+                  timeout: h.timeoutS,
+                  healthyThreshold: h.healthyThreshold,
+                  unhealthyThreshold: h.unhealthyThreshold,
+                };
+                args.deregistrationDelay = s.deployment.deregistrationDelayS;
               },
               ...(s.collector
                 ? {

@@ -37,6 +37,24 @@ export const ALB_IDLE_TIMEOUT_S = 600;
  * the balancer's next request on it and the player gets a 502).
  */
 export const SERVER_IDLE_TIMEOUT_MS = (ALB_IDLE_TIMEOUT_S + 30) * 1000;
+/**
+ * The load balancers' health checks of every target group (both ports check GET /healthz on the
+ * Connect port): a new task takes traffic after healthyThreshold × intervalS (10 s; ELB's default
+ * 5 × 30 s kept a replaced engine out for 150 s), a hung one leaves after unhealthyThreshold × intervalS.
+ */
+export const TARGET_HEALTH = { path: "/healthz", intervalS: 5, timeoutS: 2, healthyThreshold: 2, unhealthyThreshold: 2 } as const;
+/**
+ * Seconds a target drains after deregistration before ECS stops its task (ELB's default 300). The
+ * server ends its own streams and games on SIGTERM (an engine moves its games to another engine
+ * when there is one), so waiting longer only keeps a stopped engine's replacement from starting.
+ */
+export const DEREGISTRATION_DELAY_S = 5;
+/**
+ * Seconds from ECS starting a Fargate task to its server listening: network interface, image pull
+ * (the server image is ≈ 0.3 GB) and Node's start. A typical range, not measured here.
+ */
+export const FARGATE_TASK_START_S = { min: 30, max: 60 } as const;
+
 /** Services running these components keep one task: a game's stream must reach the engine holding the game. */
 export const SINGLE_COPY_COMPONENTS: readonly ComponentName[] = ["engine", "music"];
 /** Header every call between components carries (the runtime's CALLER_HEADER). */
@@ -200,8 +218,17 @@ export interface ServicePlan {
   /** Base URL browsers open this group's streams at, when it runs the engine or music. */
   readonly streamUrl?: string;
   readonly albRoutes: readonly AlbRoute[];
-  /** ECS deployment limits: engine and music never run two tasks at once (0 % / 100 %); others 100 % / 200 %. */
-  readonly deployment: { readonly minimumHealthyPercent: number; readonly maximumPercent: number };
+  /**
+   * ECS deployment limits: engine and music never run two tasks at once (0 % / 100 %); others 100 % / 200 %.
+   * `gapS`, for engine and music: seconds a deploy leaves the service without a task taking streams
+   * (the old task's deregistration delay, the new task's start, its health checks).
+   */
+  readonly deployment: {
+    readonly minimumHealthyPercent: number;
+    readonly maximumPercent: number;
+    readonly deregistrationDelayS: number;
+    readonly gapS?: { readonly min: number; readonly max: number };
+  };
   /**
    * Name prefix of the CloudWatch log group of the task's stdout (its pino logs and its call log).
    * AWS appends a unique suffix: the group is kept when the stage is removed, and a later deploy
@@ -640,8 +667,8 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
       ...(streamUrl === undefined ? {} : { streamUrl }),
       albRoutes,
       deployment: p.spec.components.some((c) => SINGLE_COPY_COMPONENTS.includes(c))
-        ? { minimumHealthyPercent: 0, maximumPercent: 100 }
-        : { minimumHealthyPercent: 100, maximumPercent: 200 },
+        ? { minimumHealthyPercent: 0, maximumPercent: 100, deregistrationDelayS: DEREGISTRATION_DELAY_S, gapS: replacementGapS() }
+        : { minimumHealthyPercent: 100, maximumPercent: 200, deregistrationDelayS: DEREGISTRATION_DELAY_S },
       logGroupPrefix: logGroupPrefix(stage, p.spec.name),
       environment,
       deployEnvironment,
@@ -689,6 +716,15 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     web,
     warnings,
   };
+}
+
+/**
+ * Seconds without a task when ECS replaces a single-copy service: the old target's deregistration
+ * delay, then the new task's start, then healthyThreshold checks intervalS apart.
+ */
+export function replacementGapS(): { min: number; max: number } {
+  const after = DEREGISTRATION_DELAY_S + TARGET_HEALTH.healthyThreshold * TARGET_HEALTH.intervalS;
+  return { min: after + FARGATE_TASK_START_S.min, max: after + FARGATE_TASK_START_S.max };
 }
 
 /** Name prefix of the CloudWatch log groups of a group's tasks; `logGroupPrefix(stage)` covers the whole stage. */

@@ -210,9 +210,10 @@ describe("deployments and logs", () => {
     for (const stage of STAGES) {
       for (const s of plan(stage).services) {
         const holdsGames = s.components.includes("engine") || s.components.includes("music");
-        expect(s.deployment, `${stage}/${s.group}`).toEqual(
+        expect(s.deployment, `${stage}/${s.group}`).toMatchObject(
           holdsGames ? { minimumHealthyPercent: 0, maximumPercent: 100 } : { minimumHealthyPercent: 100, maximumPercent: 200 },
         );
+        expect(s.deployment.deregistrationDelayS).toBe(5);
       }
     }
     expect(plan("monolith").services[0]!.deployment.maximumPercent).toBe(100);

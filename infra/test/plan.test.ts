@@ -180,7 +180,7 @@ describe("microservices-sharded", () => {
     expect(new Set(engines.map((e) => e.streamUrl)).size).toBe(3);
     for (const e of engines) {
       expect(e.streamUrl).toBe(`https://${e.group}.microservices-sharded.${DOMAIN}`);
-      expect(e.deployment).toEqual({ minimumHealthyPercent: 0, maximumPercent: 100 });
+      expect(e.deployment).toMatchObject({ minimumHealthyPercent: 0, maximumPercent: 100 });
     }
   });
 

@@ -121,12 +121,22 @@ describe("sst.config.ts", () => {
       const net = serviceArgs["networkConfiguration"] as { subnets: unknown[]; assignPublicIp: boolean };
       expect(net.assignPublicIp).toBe(true);
       expect(unwrap(net.subnets[0])).toBe(`subnet-VpcUsEast1-${s.subnetIndex}`);
-      const streamTarget: Record<string, unknown> = { port: 8443 };
-      args.transform.target(streamTarget);
-      expect(streamTarget["healthCheck"]).toMatchObject({ port: "8080", protocol: "HTTP", path: "/healthz" });
-      const connectTarget: Record<string, unknown> = { port: 8080 };
-      args.transform.target(connectTarget);
-      expect(connectTarget["healthCheck"]).toBeUndefined();
+      // What SST 4.17.1 gives a target group without health settings: ELB's 30 s interval, 5 checks, and no deregistration delay (300 s).
+      for (const port of [8443, 8080]) {
+        const target: Record<string, unknown> = { port, healthCheck: { path: "/", interval: 30, timeout: 5, healthyThreshold: 5, unhealthyThreshold: 2, matcher: "200" } };
+        args.transform.target(target);
+        expect(target["healthCheck"], `${s.name} ${port}`).toEqual({
+          protocol: "HTTP",
+          port: "8080",
+          path: "/healthz",
+          matcher: "200",
+          interval: 5,
+          timeout: 2,
+          healthyThreshold: 2,
+          unhealthyThreshold: 2,
+        });
+        expect(target["deregistrationDelay"]).toBe(5);
+      }
     }
     expect(ofType("sst.aws.Service").find((c) => c.name === "Worldgen")!.args["loadBalancer"]).toBeUndefined();
   });
@@ -251,6 +261,14 @@ describe("sst.config.ts", () => {
     await run("microservices");
     const withCaller = awsListenerRules().filter((r) => JSON.stringify(r.conditions).includes(CALLER_HEADER));
     expect(withCaller).toEqual([]);
+  });
+
+  it("replaces engine and music within about a minute: 5 s of draining, the task's start, 2 health checks 5 s apart", async () => {
+    const p = await plan("microservices");
+    const engine = p.services.find((x) => x.group === "engine")!;
+    // ELB's defaults (300 s draining, 5 checks 30 s apart) left 480–510 s.
+    expect(engine.deployment.gapS).toEqual({ min: 5 + 30 + 10, max: 5 + 60 + 10 });
+    expect(p.services.find((x) => x.group === "auth")!.deployment.gapS).toBeUndefined();
   });
 
   it("stops engine and music before starting their replacement; other services roll over", async () => {
