@@ -6,6 +6,8 @@
 //
 // Environment: FLAPLAB_DOMAIN (required: a Route 53 hosted zone; HTTPS listeners need a domain),
 // FLAPLAB_DEFAULT_REGION (region for "local" groups, the web site and SST's state; us-east-1),
+// FLAPLAB_IMAGE (the server image, linux/arm64, built once and pushed by infra/build-image.sh; without
+// it SST builds apps/server/Dockerfile once per service),
 // FLAPLAB_TRACING ("xray": an ADOT collector beside every server sends its traces to X-Ray; "off").
 // Secrets (per stage): JwtPrivateKey and JwtPublicKey (the players' tokens) and ServicePrivateKey
 // (the components' shared key), Ed25519 PEM (`sst secret set`).
@@ -36,6 +38,7 @@ export default $config({
       homeRegion: DEFAULT_REGION,
       topologyName: stage,
       tracing: infra.parseTracing(process.env.FLAPLAB_TRACING),
+      ...(process.env.FLAPLAB_IMAGE ? { image: process.env.FLAPLAB_IMAGE } : {}),
     });
     for (const warning of plan.warnings) console.warn(`flaplab: ${warning}`);
 
@@ -55,12 +58,14 @@ export default $config({
       const cluster = new sst.aws.Cluster(region.clusterName, { vpc }, opts);
 
       const lbPlan = region.loadBalancer;
+      const cert = lbPlan ? wildcardCertificate(lbPlan.certificate, opts) : undefined;
       const alb = lbPlan
         ? new sst.aws.Alb(
             lbPlan.name,
             {
               vpc,
-              domain: { name: lbPlan.host, aliases: [...lbPlan.aliases] },
+              // DNS records for the region's host and its groups' hosts; the certificate is the region's wildcard.
+              domain: { name: lbPlan.host, aliases: [...lbPlan.aliases], cert: cert! },
               listeners: [{ port: 443, protocol: "https" }],
               transform: {
                 // A quiet WebSocket stream lives as long as the engine keeps its game; the tasks'
@@ -147,7 +152,8 @@ export default $config({
           s.name,
           {
             cluster,
-            image: { context: ".", dockerfile: "apps/server/Dockerfile" },
+            image: plan.image.prebuilt ?? { context: ".", dockerfile: plan.image.dockerfile },
+            architecture: infra.TASK_ARCHITECTURE,
             cpu: s.size.cpu,
             memory: s.size.memory,
             environment,
@@ -282,6 +288,29 @@ export default $config({
     });
 
     return { web: web.url, topology: plan.topology, regions: plan.regions.map((r) => r.region).join(","), ...outputs };
+
+    /**
+     * A DNS-validated ACM certificate for `*.<stage>.<domain>` in one region. ACM asks for the same
+     * validation record in every region, so each region writes it with allowOverwrite.
+     */
+    function wildcardCertificate(plan: { name: string; domainName: string }, opts: { provider: aws.Provider }) {
+      const certificate = new aws.acm.Certificate(plan.name, { domainName: plan.domainName, validationMethod: "DNS" }, opts);
+      const zone = aws.route53.getZoneOutput({ name: domain }, opts);
+      const option = certificate.domainValidationOptions.apply((o) => o[0]!);
+      const record = new aws.route53.Record(
+        `${plan.name}Validation`,
+        {
+          zoneId: zone.zoneId,
+          name: option.resourceRecordName,
+          type: option.resourceRecordType,
+          records: [option.resourceRecordValue],
+          ttl: 60,
+          allowOverwrite: true,
+        },
+        opts,
+      );
+      return new aws.acm.CertificateValidation(`${plan.name}Validated`, { certificateArn: certificate.arn, validationRecordFqdns: [record.fqdn] }, opts).certificateArn;
+    }
 
     /** The plan's listener conditions as the AWS provider takes them (mutable copies). */
     function listenerConditions(conditions: readonly import("./infra/src/index.js").ListenerCondition[]): aws.types.input.lb.ListenerRuleCondition[] {

@@ -100,7 +100,41 @@ export interface TaskSize {
   readonly cpu: FargateCpu;
   readonly memory: FargateMemory;
 }
+/** The smallest Fargate task; no group gets it unless the options say so. */
 export const DEFAULT_TASK_SIZE: TaskSize = { cpu: "0.25 vCPU", memory: "0.5 GB" };
+/**
+ * Task sizes from the server's measured CPU per 100 ms (Fargate's quota period; a task over its
+ * share waits for the next period), `apps/server/test/measure-task-cpu.ts`, built monolith, one game
+ * at a time (the study's load), 2-vCPU VM:
+ * - Register + Login (two scrypt hashes on libuv's pool): 1.1–1.8 s of CPU, 49–64 ms in a median
+ *   window and up to 104 ms; at 0.25 vCPU that is 4–7 s of throttling, for the task's games too.
+ * - A game (StartGame to the run recorded): 0.25–0.57 s of CPU over 13.4 s, a median window of
+ *   1.5–1.7 ms, p99 9–46 ms and a first-ticks peak of 28–93 ms (world generation, JIT, GC): 1–5
+ *   windows a game over a 0.25 vCPU task's 25 ms, 0–1 over 0.5 vCPU's 50, none over 1 vCPU's 100.
+ * So groups with auth or the engine (the monolith too) get 1 vCPU, the others 0.5 vCPU; memory is
+ * the smallest Fargate allows with that CPU (the server's RSS stays far below it).
+ */
+export const MEASURED_TASK_SIZES = {
+  authOrEngine: { cpu: "1 vCPU", memory: "2 GB" },
+  other: { cpu: "0.5 vCPU", memory: "1 GB" },
+} as const satisfies Record<string, TaskSize>;
+/** Fargate's CPU architecture for every task: Graviton (arm64), 20 % cheaper than x86_64 per vCPU and GB. */
+export const TASK_ARCHITECTURE = "arm64";
+
+/**
+ * Seconds one build of apps/server/Dockerfile takes on 2 vCPUs: 268 s measured for every step
+ * but the base image's own (apps/server/test/image-build.slow.test.ts: pnpm fetch 5 s, install,
+ * turbo build and production install 242 s, copying 21 s), plus apt-get and pulling the base
+ * image (≈ 30–60 s, not measured here). An arm64 build on an x86 machine runs under emulation,
+ * several times slower: build on an arm64 runner.
+ */
+export const IMAGE_BUILD_S = { min: 300, max: 330 } as const;
+const IMAGE_RE = /^[a-z0-9][a-z0-9.-]*(:\d+)?\/[a-z0-9._/-]+(:[A-Za-z0-9_.-]{1,128}|@sha256:[a-f0-9]{64})$/;
+
+/** The measured size of a group running `components` (MEASURED_TASK_SIZES). */
+export function taskSizeFor(components: readonly ComponentName[]): TaskSize {
+  return components.includes("auth") || components.includes("engine") ? MEASURED_TASK_SIZES.authOrEngine : MEASURED_TASK_SIZES.other;
+}
 
 export interface PlanOptions {
   /** SST stage; part of resource and host names ([a-z][a-z0-9-]*). */
@@ -113,12 +147,18 @@ export interface PlanOptions {
   readonly homeRegion?: string;
   /** Name the servers load their topology by (FLAPLAB_TOPOLOGY; default: the topology's name). */
   readonly topologyName?: string;
-  /** Task size of every service (default 0.25 vCPU / 0.5 GB). */
+  /** Task size of every service (default: each group's measured size, taskSizeFor). */
   readonly size?: TaskSize;
   /** Task size per group name, overriding `size`. */
   readonly sizes?: Readonly<Record<string, TaskSize>>;
   /** Traces: "xray" puts an ADOT collector beside every server (FLAPLAB_TRACING; default "off"). */
   readonly tracing?: TracingBackend;
+  /**
+   * The server image, built once and pushed before the deploy (FLAPLAB_IMAGE: `<registry>/<repo>:<tag>`
+   * or `…@sha256:<digest>`, linux/arm64, e.g. by infra/build-image.sh): every service of every
+   * region runs it. Without it SST builds apps/server/Dockerfile once per service.
+   */
+  readonly image?: string;
 }
 
 /** An environment value known only at deploy time. */
@@ -179,8 +219,14 @@ export interface LoadBalancerPlan {
   readonly name: string;
   /** The region's host name (`<region>.<stage>.<domain>`). */
   readonly host: string;
-  /** Host names of the region's public groups; aliases on the same certificate and load balancer. */
+  /** Host names of the region's public groups; aliases (DNS records) on the same load balancer. */
   readonly aliases: readonly string[];
+  /**
+   * The listener's certificate: one wildcard per region, `*.<stage>.<domain>`, which covers the
+   * region's host and every group's however many groups there are (ACM's default quota is 10
+   * names per certificate; one name per host ran out at two more engine shards).
+   */
+  readonly certificate: { readonly name: string; readonly domainName: string };
   readonly url: string;
   readonly routes: readonly AlbRoute[];
   /**
@@ -322,6 +368,19 @@ export interface WebPlan {
   readonly config: WebConfig;
 }
 
+/** The image every service runs, and what building it costs a deploy. */
+export interface ImagePlan {
+  /** Fargate's platform for every task (TASK_ARCHITECTURE). */
+  readonly platform: "linux/arm64";
+  /** The prebuilt image, when given; else SST builds `dockerfile` from the repository root for each service. */
+  readonly prebuilt?: string;
+  readonly dockerfile: "apps/server/Dockerfile";
+  /** Builds during the deploy: 0 with a prebuilt image, else one per service (SST's Service builds its own). */
+  readonly builds: number;
+  /** Seconds of building during the deploy (builds × IMAGE_BUILD_S; BuildKit's cache shortens repeats). */
+  readonly buildS: { readonly min: number; readonly max: number };
+}
+
 export interface DeploymentPlan {
   readonly app: string;
   readonly stage: string;
@@ -336,6 +395,7 @@ export interface DeploymentPlan {
   /** The engines' snapshot store, when the topology runs several engines. */
   readonly snapshotStores: readonly SnapshotStorePlan[];
   readonly web: WebPlan;
+  readonly image: ImagePlan;
   /** Things the plan cannot do for this topology, in words. */
   readonly warnings: readonly string[];
 }
@@ -379,6 +439,9 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
   const homeRegion = options.homeRegion ?? defaultRegion;
   if (!REGION_RE.test(homeRegion)) throw new PlanError(`home region "${homeRegion}" is not an AWS region name`);
   const topologyName = options.topologyName ?? topology.name;
+  if (options.image !== undefined && !IMAGE_RE.test(options.image)) {
+    throw new PlanError(`image "${options.image}" is not <registry>/<repository>:<tag> or <registry>/<repository>@sha256:<digest>`);
+  }
   const warnings: string[] = [];
 
   // Placement of each group.
@@ -397,7 +460,7 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     }
     if (!ZONE_RE.test(spec.zone)) throw new PlanError(`group "${spec.name}": zone "${spec.zone}" must be one letter (a, b, c, …)`);
     const name = pascalCase(spec.name);
-    if (RESERVED_NAMES.has(name) || /^(Aws|Vpc|Cluster|Alb)[A-Z0-9]/.test(name)) throw new PlanError(`group "${spec.name}": its service name ${name} is reserved`);
+    if (RESERVED_NAMES.has(name) || /^(Aws|Vpc|Cluster|Alb|Cert)[A-Z0-9]/.test(name)) throw new PlanError(`group "${spec.name}": its service name ${name} is reserved`);
     if (names.has(name)) throw new PlanError(`group "${spec.name}": service name ${name} is used by another group`);
     if (REGION_RE.test(spec.name)) {
       throw new PlanError(`group "${spec.name}": the name would clash with a load balancer's host name`);
@@ -573,6 +636,7 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
               name: `Alb${key}`,
               host: lbHost,
               aliases: publicGroups.map((p) => host(p.spec.name)),
+              certificate: { name: `Cert${key}`, domainName: `*.${stage}.${domain}` },
               url: `https://${lbHost}`,
               routes,
               refusals,
@@ -618,7 +682,7 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     const albRoutes = routesOf.get(p.name) ?? [];
     const hasPublicConnect = albRoutes.some((r) => r.kind === "connect");
     const streamUrl = streamUrlOf(p);
-    const size = options.sizes?.[p.spec.name] ?? options.size ?? DEFAULT_TASK_SIZE;
+    const size = options.sizes?.[p.spec.name] ?? options.size ?? taskSizeFor(p.spec.components);
     checkSize(size, p.spec.name);
 
     const environment: Record<string, string> = {
@@ -702,6 +766,18 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     },
   };
 
+  const builds = options.image === undefined ? services.length : 0;
+  if (builds > 1) {
+    warnings.push(`no prebuilt image (FLAPLAB_IMAGE): SST builds apps/server/Dockerfile ${builds} times, once per service (infra/build-image.sh builds it once)`);
+  }
+  const image: ImagePlan = {
+    platform: "linux/arm64",
+    ...(options.image === undefined ? {} : { prebuilt: options.image }),
+    dockerfile: "apps/server/Dockerfile",
+    builds,
+    buildS: { min: builds * IMAGE_BUILD_S.min, max: builds * IMAGE_BUILD_S.max },
+  };
+
   return {
     app: APP_NAME,
     stage,
@@ -714,6 +790,7 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     databases,
     snapshotStores,
     web,
+    image,
     warnings,
   };
 }

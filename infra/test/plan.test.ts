@@ -342,11 +342,20 @@ describe("HTTP/3", () => {
 });
 
 describe("options", () => {
-  it("sizes tasks at 0.25 vCPU / 0.5 GB unless told otherwise, and checks Fargate combinations", () => {
-    expect(plan("microservices").services.every((s) => s.size.cpu === "0.25 vCPU" && s.size.memory === "0.5 GB")).toBe(true);
+  it("sizes tasks from the measured CPU (1 vCPU with auth or the engine, else 0.5) unless told otherwise, and checks Fargate combinations", () => {
+    const sizes = Object.fromEntries(plan("microservices").services.map((s) => [s.group, `${s.size.cpu} / ${s.size.memory}`]));
+    expect(sizes).toEqual({
+      auth: "1 vCPU / 2 GB",
+      engine: "1 vCPU / 2 GB",
+      worldgen: "0.5 vCPU / 1 GB",
+      initiator: "0.5 vCPU / 1 GB",
+      music: "0.5 vCPU / 1 GB",
+      score: "0.5 vCPU / 1 GB",
+    });
+    expect(service(plan("monolith"), "monolith").size).toEqual({ cpu: "1 vCPU", memory: "2 GB" });
     const p = plan("microservices", { sizes: { engine: { cpu: "1 vCPU", memory: "2 GB" } } });
     expect(service(p, "engine").size).toEqual({ cpu: "1 vCPU", memory: "2 GB" });
-    expect(service(p, "music").size.cpu).toBe("0.25 vCPU");
+    expect(service(p, "music").size.cpu).toBe("0.5 vCPU");
     expect(() => plan("monolith", { size: { cpu: "0.25 vCPU", memory: "4 GB" } })).toThrow(/allows/);
   });
 

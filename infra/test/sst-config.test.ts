@@ -78,11 +78,13 @@ describe("sst.config.ts", () => {
         environment: Record<string, unknown>;
         ssm: Record<string, unknown>;
         image: unknown;
+        architecture: string;
         cpu: string;
         memory: string;
       };
       expect(args.image).toEqual({ context: ".", dockerfile: "apps/server/Dockerfile" });
-      expect([args.cpu, args.memory]).toEqual(["0.25 vCPU", "0.5 GB"]);
+      expect(args.architecture).toBe("arm64");
+      expect([args.cpu, args.memory]).toEqual([s.size.cpu, s.size.memory]);
       for (const [k, v] of Object.entries(s.environment)) expect(args.environment[k], k).toBe(v);
       expect(unwrap(args.environment[ENV.jwtPublicKey])).toBe("<secret JwtPublicKey>");
       expect(args.environment[ENV.jwtPrivateKey]).toBeUndefined();
@@ -106,7 +108,7 @@ describe("sst.config.ts", () => {
     await run("multiaz");
     const p = await plan("multiaz");
     const alb = ofType("sst.aws.Alb")[0]!;
-    expect(alb.args["domain"]).toEqual({ name: p.regions[0]!.loadBalancer!.host, aliases: p.regions[0]!.loadBalancer!.aliases });
+    expect(alb.args["domain"]).toMatchObject({ name: p.regions[0]!.loadBalancer!.host, aliases: p.regions[0]!.loadBalancer!.aliases });
     for (const s of p.services) {
       const args = ofType("sst.aws.Service").find((c) => c.name === s.name)!.args as {
         loadBalancer?: { rules: { listen: string; forward: string; conditions: { path: string }; priority: number }[] };
@@ -141,6 +143,26 @@ describe("sst.config.ts", () => {
     expect(ofType("sst.aws.Service").find((c) => c.name === "Worldgen")!.args["loadBalancer"]).toBeUndefined();
   });
 
+  it("gives each region's load balancer one wildcard certificate that covers every host on it, however many groups", async () => {
+    for (const stage of ["multiregion", "microservices-sharded"]) {
+      await run(stage);
+      const certs = ofType("aws.acm.Certificate");
+      const albs = ofType("sst.aws.Alb");
+      expect(certs).toHaveLength(albs.length);
+      for (const alb of albs) {
+        const domain = alb.args["domain"] as { name: string; aliases: string[]; cert: unknown };
+        const validated = String(unwrap(domain.cert));
+        const cert = certs.find((c) => validated === `arn:acm:${c.name}`)!;
+        expect(cert.args).toEqual({ domainName: `*.${stage}.${DOMAIN}`, validationMethod: "DNS" });
+        expect(cert.opts!.provider).toBe(alb.opts!.provider);
+        // A wildcard covers exactly one label: every host on the balancer is <label>.<stage>.<domain>.
+        for (const host of [domain.name, ...domain.aliases]) expect(host, alb.name).toMatch(new RegExp(`^[a-z0-9-]+\\.${stage}\\.${DOMAIN.replaceAll(".", "\\.")}$`));
+      }
+      // ACM asks every region for the same validation record: each writes it, overwriting.
+      for (const r of ofType("aws.route53.Record").filter((x) => x.name.endsWith("Validation"))) expect(r.args["allowOverwrite"]).toBe(true);
+    }
+  });
+
   it("builds the web site with the plan's /config.json", async () => {
     await run("multiregion");
     const p = await plan("multiregion");
@@ -156,6 +178,24 @@ describe("sst.config.ts", () => {
     expect(ofType("aws.lb.Listener")).toHaveLength(0);
     const engine = ofType("sst.aws.Service").find((c) => c.name === "Engine")!.args as { transform: { taskDefinition?: unknown } };
     expect(engine.transform.taskDefinition).toBeUndefined();
+  });
+
+  it("runs every service on arm64 from one prebuilt image when FLAPLAB_IMAGE names it, else SST builds one per service", async () => {
+    const image = "123456789012.dkr.ecr.us-east-1.amazonaws.com/flaplab-server:0123456789ab";
+    await run("multiregion", { FLAPLAB_IMAGE: image });
+    for (const svc of ofType("sst.aws.Service")) {
+      expect([svc.args["image"], svc.args["architecture"]], svc.name).toEqual([image, "arm64"]);
+    }
+    await run("multiregion");
+    for (const svc of ofType("sst.aws.Service")) {
+      expect([svc.args["image"], svc.args["architecture"]], svc.name).toEqual([{ context: ".", dockerfile: "apps/server/Dockerfile" }, "arm64"]);
+    }
+    const p = planDeployment(await loadTopology(stageTopology("multiregion")), { stage: "multiregion", domain: DOMAIN, image });
+    expect(p.image).toMatchObject({ prebuilt: image, builds: 0, buildS: { min: 0, max: 0 } });
+    const built = await plan("multiregion");
+    expect(built.image).toMatchObject({ builds: 6, buildS: { min: 6 * 300, max: 6 * 330 } });
+    expect(built.warnings.some((w) => w.includes("FLAPLAB_IMAGE"))).toBe(true);
+    await expect(run("monolith", { FLAPLAB_IMAGE: "flaplab-server" })).rejects.toThrow(/is not <registry>\/<repository>:<tag>/);
   });
 
   it("fails if SST names a service's Cloud Map host differently from the plan", async () => {

@@ -101,7 +101,14 @@ export function installGlobals(stage: string): void {
       ListenerRule: fake("aws.lb.ListenerRule"),
     },
     vpc: { SecurityGroupIngressRule: fake("aws.vpc.SecurityGroupIngressRule") },
-    route53: { getZoneOutput: () => ({ zoneId: out("Z123") }), Record: fake("aws.route53.Record") },
+    route53: { getZoneOutput: () => ({ zoneId: out("Z123") }), Record: fake("aws.route53.Record", (name) => ({ fqdn: out(`${name}.fqdn`) })) },
+    acm: {
+      Certificate: fake("aws.acm.Certificate", (name, args) => ({
+        arn: out(`arn:acm:${name}`),
+        domainValidationOptions: out([{ domainName: args["domainName"], resourceRecordName: "_abc.example.", resourceRecordType: "CNAME", resourceRecordValue: "_xyz.acm-validations.aws." }]),
+      })),
+      CertificateValidation: fake("aws.acm.CertificateValidation", (_name, args) => ({ certificateArn: args["certificateArn"] })),
+    },
   };
 }
 
@@ -114,7 +121,7 @@ let config: SstConfig;
 /** Loads sst.config.ts (once) with the stand-ins installed. */
 export async function loadConfig(): Promise<SstConfig> {
   // The config reads these; the tests set what they need.
-  for (const key of ["FLAPLAB_DOMAIN", "FLAPLAB_DEFAULT_REGION", "FLAPLAB_TRACING"]) delete process.env[key];
+  for (const key of ["FLAPLAB_DOMAIN", "FLAPLAB_DEFAULT_REGION", "FLAPLAB_TRACING", "FLAPLAB_IMAGE"]) delete process.env[key];
   installGlobals("monolith");
   config ??= ((await import(CONFIG)) as { default: SstConfig }).default;
   return config;
