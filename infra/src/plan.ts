@@ -103,20 +103,28 @@ export interface TaskSize {
 /** The smallest Fargate task; no group gets it unless the options say so. */
 export const DEFAULT_TASK_SIZE: TaskSize = { cpu: "0.25 vCPU", memory: "0.5 GB" };
 /**
- * Task sizes from the server's measured CPU per 100 ms (Fargate's quota period; a task over its
- * share waits for the next period), `apps/server/test/measure-task-cpu.ts`, built monolith, one game
- * at a time (the study's load), 2-vCPU VM:
- * - Register + Login (two scrypt hashes on libuv's pool): 1.1–1.8 s of CPU, 49–64 ms in a median
- *   window and up to 104 ms; at 0.25 vCPU that is 4–7 s of throttling, for the task's games too.
- * - A game (StartGame to the run recorded): 0.25–0.57 s of CPU over 13.4 s, a median window of
- *   1.5–1.7 ms, p99 9–46 ms and a first-ticks peak of 28–93 ms (world generation, JIT, GC): 1–5
- *   windows a game over a 0.25 vCPU task's 25 ms, 0–1 over 0.5 vCPU's 50, none over 1 vCPU's 100.
- * So groups with auth or the engine (the monolith too) get 1 vCPU, the others 0.5 vCPU; memory is
- * the smallest Fargate allows with that CPU (the server's RSS stays far below it).
+ * The largest CPU time a component's server used in one 100 ms window (Fargate's quota period: a
+ * task over its share waits for the next period), in ms, one game at a time (the study's load):
+ * `apps/server/test/measure-task-cpu.ts`, the built server on a loaded 2-vCPU VM, 2–3 rounds each.
+ * auth: Register + Login, two scrypt hashes (1.1–1.8 s of CPU; a median window of 49–64 ms), in the
+ * monolith; the others each in its own process of `microservices` over a whole game: the engine
+ * 16–50 (0.34–0.51 s of CPU a game, median window 1.5–1.8 ms), worldgen 52–83 (GenerateWorld),
+ * initiator 25–56, music 4–31, score 1–6 (SQLite here; Postgres over TLS in the cloud).
  */
+export const MEASURED_PEAK_WINDOW_MS: Readonly<Record<ComponentName, number>> = {
+  auth: 104,
+  worldgen: 83,
+  engine: 50,
+  initiator: 56,
+  music: 31,
+  score: 6,
+};
+/** Share of the window a task's CPU must leave above a group's measured peak. */
+export const CPU_HEADROOM = 1.25;
+/** The sizes taskSizeFor picks from: each CPU with the smallest memory Fargate allows with it. */
 export const MEASURED_TASK_SIZES = {
-  authOrEngine: { cpu: "1 vCPU", memory: "2 GB" },
-  other: { cpu: "0.5 vCPU", memory: "1 GB" },
+  half: { cpu: "0.5 vCPU", memory: "1 GB" },
+  one: { cpu: "1 vCPU", memory: "2 GB" },
 } as const satisfies Record<string, TaskSize>;
 /** Fargate's CPU architecture for every task: Graviton (arm64), 20 % cheaper than x86_64 per vCPU and GB. */
 export const TASK_ARCHITECTURE = "arm64";
@@ -131,9 +139,16 @@ export const TASK_ARCHITECTURE = "arm64";
 export const IMAGE_BUILD_S = { min: 300, max: 330 } as const;
 const IMAGE_RE = /^[a-z0-9][a-z0-9.-]*(:\d+)?\/[a-z0-9._/-]+(:[A-Za-z0-9_.-]{1,128}|@sha256:[a-f0-9]{64})$/;
 
-/** The measured size of a group running `components` (MEASURED_TASK_SIZES). */
+/**
+ * A group's task size from its components' measured peaks: 0.5 vCPU when its 50 ms share holds
+ * the largest peak with CPU_HEADROOM, else 1 vCPU (the largest peak, auth's scrypt, is 1.04 cores
+ * for a moment). Never 0.25 vCPU: its 25 ms share is below every peak but score's, and score's
+ * Postgres TLS is not measured here. The monolith runs one phase at a time (a login, then a game):
+ * measured whole, its peak was 93–104 ms, as auth's.
+ */
 export function taskSizeFor(components: readonly ComponentName[]): TaskSize {
-  return components.includes("auth") || components.includes("engine") ? MEASURED_TASK_SIZES.authOrEngine : MEASURED_TASK_SIZES.other;
+  const peak = Math.max(0, ...components.map((c) => MEASURED_PEAK_WINDOW_MS[c]));
+  return peak * CPU_HEADROOM <= 50 ? MEASURED_TASK_SIZES.half : MEASURED_TASK_SIZES.one;
 }
 
 export interface PlanOptions {

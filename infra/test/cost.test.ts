@@ -29,10 +29,10 @@ describe("hourly cost estimate", () => {
   it("counts each service's measured vCPU, one ALB per region with public routes and one database", async () => {
     const mono = await plan("monolith");
     const multi = await plan("multiregion");
-    // The monolith 1 vCPU; auth and engine 1 each, worldgen, initiator, music and score 0.5 each.
+    // The monolith 1 vCPU; auth, worldgen, engine and initiator 1 each, music and score 0.5 each.
     expect(estimateHourlyCost(mono, { ...ZERO, fargateVcpuHour: 1 }).usdPerHour).toBeCloseTo(1);
-    expect(estimateHourlyCost(multi, { ...ZERO, fargateVcpuHour: 1 }).usdPerHour).toBeCloseTo(4);
-    expect(estimateHourlyCost(multi, { ...ZERO, fargateGbHour: 1 }).usdPerHour).toBeCloseTo(8);
+    expect(estimateHourlyCost(multi, { ...ZERO, fargateVcpuHour: 1 }).usdPerHour).toBeCloseTo(5);
+    expect(estimateHourlyCost(multi, { ...ZERO, fargateGbHour: 1 }).usdPerHour).toBeCloseTo(10);
     expect(estimateHourlyCost(mono, { ...ZERO, albHour: 1 }).usdPerHour).toBe(1);
     expect(estimateHourlyCost(multi, { ...ZERO, albHour: 1 }).usdPerHour).toBe(multi.regions.length);
     expect(estimateHourlyCost(multi, { ...ZERO, rdsPostgresT4gMicroHour: 1 }).usdPerHour).toBe(1);
@@ -44,8 +44,8 @@ describe("hourly cost estimate", () => {
     const mono = estimateHourlyCost(await plan("monolith"));
     const micro = estimateHourlyCost(await plan("microservices"));
     const task = (vcpu: number, gb: number) => vcpu * PRICES_US_EAST_1.fargateVcpuHour + gb * PRICES_US_EAST_1.fargateGbHour + PRICES_US_EAST_1.publicIpv4Hour;
-    // The monolith's 1 vCPU task becomes auth's and engine's (1 vCPU each) and four of 0.5 vCPU.
-    expect(micro.usdPerHour - mono.usdPerHour).toBeCloseTo(task(1, 2) + 4 * task(0.5, 1), 10);
+    // The monolith's 1 vCPU task becomes four of 1 vCPU (auth, worldgen, engine, initiator) and two of 0.5 (music, score).
+    expect(micro.usdPerHour - mono.usdPerHour).toBeCloseTo(3 * task(1, 2) + 2 * task(0.5, 1), 10);
   });
 
   it("orders the stages monolith < microservices < multiaz < multiregion", async () => {

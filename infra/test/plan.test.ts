@@ -342,13 +342,13 @@ describe("HTTP/3", () => {
 });
 
 describe("options", () => {
-  it("sizes tasks from the measured CPU (1 vCPU with auth or the engine, else 0.5) unless told otherwise, and checks Fargate combinations", () => {
+  it("sizes tasks from the measured CPU peaks (0.5 vCPU when its share holds the peak with headroom, else 1) unless told otherwise, and checks Fargate combinations", () => {
     const sizes = Object.fromEntries(plan("microservices").services.map((s) => [s.group, `${s.size.cpu} / ${s.size.memory}`]));
     expect(sizes).toEqual({
       auth: "1 vCPU / 2 GB",
       engine: "1 vCPU / 2 GB",
-      worldgen: "0.5 vCPU / 1 GB",
-      initiator: "0.5 vCPU / 1 GB",
+      worldgen: "1 vCPU / 2 GB",
+      initiator: "1 vCPU / 2 GB",
       music: "0.5 vCPU / 1 GB",
       score: "0.5 vCPU / 1 GB",
     });

@@ -1,5 +1,5 @@
 // What a cloud task's CPU quota must hold: the built server (the image's command, no engine shard
-// processes, as in the cloud) for one topology group, while players register, log in, start a
+// processes, as in the cloud), one process per group of a topology, measured for one `--group`, while players register, log in, start a
 // game and play it to its end over the WebSocket link, `--games` at once, `--rounds` times (the
 // first round on a cold process). The server's CPU time is read every 100 ms, Fargate's quota
 // period, from /proc/<pid>/task/*/schedstat (nanoseconds, all threads: scrypt's thread pool too).
@@ -7,6 +7,7 @@
 // throttled in. Needs `pnpm build` first.
 //
 //   pnpm build && npx tsx apps/server/test/measure-task-cpu.ts --games 1 --rounds 3
+//   npx tsx apps/server/test/measure-task-cpu.ts --topology microservices --group engine
 import { type ChildProcess, spawn } from "node:child_process";
 import { readdir, readFile, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
@@ -50,22 +51,31 @@ async function cpuNs(pid: number): Promise<number> {
 }
 
 const topo = await topologyOnFreePorts(values.topology);
-let server: ChildProcess | undefined;
-try {
-  server = spawn("node", ["--conditions=built", "dist/main.js"], {
+const groups = Object.keys(topo.addresses).filter((g) => g !== "web");
+if (!groups.includes(values.group)) throw new Error(`no group "${values.group}" in ${values.topology} (groups: ${groups.join(", ")})`);
+const servers = new Map<string, ChildProcess>();
+/** Starts one group of the topology as the image does, one process per group (they share the data dir's keys). */
+async function startGroup(group: string): Promise<ChildProcess> {
+  const child = spawn("node", ["--conditions=built", "dist/main.js"], {
     cwd: SERVER_DIR,
-    env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", FLAPLAB_TOPOLOGY: topo.file, FLAPLAB_GROUP: values.group, FLAPLAB_DATA_DIR: join(topo.dir, "data") },
+    env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", FLAPLAB_TOPOLOGY: topo.file, FLAPLAB_GROUP: group, FLAPLAB_DATA_DIR: join(topo.dir, "data") },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  servers.set(group, child);
   await new Promise<void>((resolve, reject) => {
-    server!.once("exit", (code) => reject(new Error(`the server exited (${code})`)));
-    createInterface({ input: server!.stdout! }).on("line", (line) => {
+    child.once("exit", (code) => reject(new Error(`group ${group} exited (${code})`)));
+    createInterface({ input: child.stdout! }).on("line", (line) => {
       if (line.includes('"event":"listening"')) resolve();
     });
   });
-  const pid = server.pid!;
-  const baseUrl = `http://${topo.addresses[values.group]}`;
+  return child;
+}
+try {
+  for (const group of groups) await startGroup(group);
+  const pid = servers.get(values.group)!.pid!;
+  const baseUrl = `http://${topo.addresses[groups.includes("auth") ? "auth" : values.group]}`;
   const auth = createClient(AuthService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
+  const initiatorUrl = `http://${topo.addresses[groups.includes("initiator") ? "initiator" : values.group]}`;
 
   for (let round = 1; round <= rounds; round++) {
     // Windows while any player is still registering or logging in (scrypt), and those after.
@@ -85,7 +95,7 @@ try {
         await auth.register({ username, password: "a long enough password" });
         const token = (await auth.login({ username, password: "a long enough password" })).session!.token;
         inAuth--;
-        const game = await startGame(baseUrl, token, EASY_SEED);
+        const game = await startGame(initiatorUrl, token, EASY_SEED);
         const played = await playOver(game.engineWsUrl, { gameId: game.gameId, ticket: game.streamTicket }, EASY_FLAP_TICKS);
         return played.score;
       }),
@@ -122,6 +132,6 @@ try {
     );
   }
 } finally {
-  server?.kill("SIGTERM");
+  for (const child of servers.values()) child.kill("SIGTERM");
   await rm(topo.dir, { recursive: true, force: true });
 }
