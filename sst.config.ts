@@ -6,7 +6,8 @@
 //
 // Environment: FLAPLAB_DOMAIN (required: a Route 53 hosted zone; HTTPS listeners need a domain),
 // FLAPLAB_DEFAULT_REGION (region for "local" groups, the web site and SST's state; us-east-1),
-// FLAPLAB_HTTP3_GROUPS (groups whose streams also get native HTTP/3 over UDP 443; none),
+// FLAPLAB_IMAGE (the server image, linux/arm64, built once and pushed by infra/build-image.sh; without
+// it SST builds apps/server/Dockerfile once per service),
 // FLAPLAB_TRACING ("xray": an ADOT collector beside every server sends its traces to X-Ray; "off").
 // Secrets (per stage): JwtPrivateKey and JwtPublicKey (the players' tokens) and ServicePrivateKey
 // (the components' shared key), Ed25519 PEM (`sst secret set`).
@@ -36,8 +37,8 @@ export default $config({
       defaultRegion: DEFAULT_REGION,
       homeRegion: DEFAULT_REGION,
       topologyName: stage,
-      http3Groups: (process.env.FLAPLAB_HTTP3_GROUPS ?? "").split(",").filter((g) => g !== ""),
       tracing: infra.parseTracing(process.env.FLAPLAB_TRACING),
+      ...(process.env.FLAPLAB_IMAGE ? { image: process.env.FLAPLAB_IMAGE } : {}),
     });
     for (const warning of plan.warnings) console.warn(`flaplab: ${warning}`);
 
@@ -57,12 +58,14 @@ export default $config({
       const cluster = new sst.aws.Cluster(region.clusterName, { vpc }, opts);
 
       const lbPlan = region.loadBalancer;
+      const cert = lbPlan ? wildcardCertificate(lbPlan.certificate, opts) : undefined;
       const alb = lbPlan
         ? new sst.aws.Alb(
             lbPlan.name,
             {
               vpc,
-              domain: { name: lbPlan.host, aliases: [...lbPlan.aliases] },
+              // DNS records for the region's host and its groups' hosts; the certificate is the region's wildcard.
+              domain: { name: lbPlan.host, aliases: [...lbPlan.aliases], cert: cert! },
               listeners: [{ port: 443, protocol: "https" }],
               transform: {
                 // A quiet WebSocket stream lives as long as the engine keeps its game; the tasks'
@@ -97,7 +100,7 @@ export default $config({
                   },
                 },
               ],
-              conditions: [{ pathPattern: { values: [r.path] } }],
+              conditions: listenerConditions(r.conditions),
             },
             opts,
           );
@@ -145,14 +148,12 @@ export default $config({
           }
         }
 
-        const h3 = s.http3 ? createHttp3(s.http3, vpc, opts) : undefined;
-
         const service = new sst.aws.Service(
           s.name,
           {
             cluster,
-            // The image installs native HTTP/3 (quiche) only for FLAPLAB_HTTP3_GROUPS.
-            image: { context: ".", dockerfile: "apps/server/Dockerfile", args: { ...s.imageArgs } },
+            image: plan.image.prebuilt ?? { context: ".", dockerfile: plan.image.dockerfile },
+            architecture: infra.TASK_ARCHITECTURE,
             cpu: s.size.cpu,
             memory: s.size.memory,
             environment,
@@ -170,22 +171,22 @@ export default $config({
                     rules: s.albRoutes.map((r) => ({
                       listen: "443/https" as const,
                       forward: r.forward,
-                      conditions: r.header ? { path: r.path, header: { name: r.header.name, values: [...r.header.values] } } : { path: r.path },
+                      // SST puts path and header into one condition object, which AWS refuses: the
+                      // listenerRule transform below replaces these with the plan's conditions.
+                      conditions: { path: r.path },
                       priority: r.priority,
                     })),
-                    health: { [`${infra.CONNECT_PORT}/http` as const]: { path: "/healthz", successCodes: "200" } },
                   },
                 }
               : {}),
             transform: {
-              // Engine shards share their stream path: each rule also matches the shard's own host
-              // name (SST's rule conditions have no host, so it is added here; the rule's name ends
-              // in P<priority>).
+              // Each rule gets the plan's conditions, one field per condition: the path, the header
+              // (the caller header of cross-region internal calls; the WebTransport subprotocol of the
+              // stream link) and an engine shard's host name. SST names the rule …P<priority>.
               listenerRule: (args, _opts, name) => {
-                const route = s.albRoutes.find((r) => r.host !== undefined && name.endsWith(`P${r.priority}`));
-                if (route?.host) {
-                  args.conditions = $output(args.conditions).apply((conditions) => [...conditions, { hostHeader: { values: [route.host!] } }]);
-                }
+                const route = s.albRoutes.find((r) => name.endsWith(`P${r.priority}`));
+                if (!route) throw new Error(`${s.name}: listener rule ${name} is not in the plan`);
+                args.conditions = listenerConditions(route.conditions);
                 return undefined;
               },
               // Pin the task to the topology's zone: the public subnet of that availability zone.
@@ -200,12 +201,6 @@ export default $config({
                   subnets: [vpc.publicSubnets.apply((ids) => ids[s.subnetIndex]!)],
                   securityGroups: vpc.securityGroups,
                 };
-                if (h3) {
-                  args.loadBalancers = $util.all([$output(args.loadBalancers ?? []), h3.targetGroup.arn]).apply(([lbs, arn]) => [
-                    ...lbs,
-                    { targetGroupArn: arn, containerName: s.name, containerPort: infra.STREAM_PORT },
-                  ]);
-                }
               },
               // A log group that outlives `sst remove` (study data); the name prefix lets a later deploy create a new one.
               logGroup: (args, logOpts) => {
@@ -213,19 +208,28 @@ export default $config({
                 args.namePrefix = s.logGroupPrefix;
                 logOpts.retainOnDelete = true;
               },
-              // The stream server answers only WebTransport/WebSocket requests; check the task's health on the Connect port.
+              // Both target groups check the task on the Connect port (the stream server answers only
+              // WebTransport/WebSocket requests), every 5 s, healthy after 2; a stopped task drains 5 s, not 300.
               target: (args) => {
-                if (args.port === infra.STREAM_PORT) {
-                  args.healthCheck = { protocol: "HTTP", port: String(infra.CONNECT_PORT), path: "/healthz", matcher: "200" };
-                }
+                const h = infra.TARGET_HEALTH;
+                args.healthCheck = {
+                  protocol: "HTTP",
+                  port: String(infra.CONNECT_PORT),
+                  path: h.path,
+                  matcher: "200",
+                  interval: h.intervalS,
+                  timeout: h.timeoutS,
+                  healthyThreshold: h.healthyThreshold,
+                  unhealthyThreshold: h.unhealthyThreshold,
+                };
+                args.deregistrationDelay = s.deployment.deregistrationDelayS;
               },
-              ...(h3 || s.collector
+              ...(s.collector
                 ? {
                     taskDefinition: (args) => {
                       args.containerDefinitions = $output(args.containerDefinitions).apply((json) => {
                         const defs = JSON.parse(json) as Record<string, unknown>[];
                         const server = defs[0]!;
-                        if (h3) server.portMappings = [...((server.portMappings as unknown[]) ?? []), { containerPort: infra.STREAM_PORT, protocol: "udp" }];
                         if (s.collector) {
                           // The collector beside the server: its lines in the server's log group under their own
                           // stream prefix, up before the server starts sending spans to it.
@@ -285,50 +289,38 @@ export default $config({
 
     return { web: web.url, topology: plan.topology, regions: plan.regions.map((r) => r.region).join(","), ...outputs };
 
-    /** Native HTTP/3 for one group: a network load balancer passing TCP and UDP 443 to the stream port. */
-    function createHttp3(h3: import("./infra/src/index.js").Http3Plan, vpc: sst.aws.Vpc, opts: { provider: aws.Provider }) {
-      const nlb = new aws.lb.LoadBalancer(
-        h3.name,
-        { loadBalancerType: "network", subnets: vpc.publicSubnets, enableCrossZoneLoadBalancing: true },
-        opts,
-      );
-      const targetGroup = new aws.lb.TargetGroup(
-        `${h3.name}Target`,
-        {
-          port: h3.containerPort,
-          protocol: "TCP_UDP",
-          targetType: "ip",
-          vpcId: vpc.id,
-          healthCheck: { protocol: "HTTP", port: String(infra.CONNECT_PORT), path: "/healthz" },
-        },
-        opts,
-      );
-      new aws.lb.Listener(
-        `${h3.name}Listener`,
-        { loadBalancerArn: nlb.arn, port: h3.listenPort, protocol: "TCP_UDP", defaultActions: [{ type: "forward", targetGroupArn: targetGroup.arn }] },
-        opts,
-      );
-      // The tasks' security group admits only the VPC; open the stream port to the internet.
-      const securityGroupId = vpc.securityGroups.apply((ids) => ids[0]!);
-      for (const ipProtocol of ["tcp", "udp"]) {
-        new aws.vpc.SecurityGroupIngressRule(
-          `${h3.name}Ingress${ipProtocol.toUpperCase()}`,
-          { securityGroupId, ipProtocol, fromPort: h3.containerPort, toPort: h3.containerPort, cidrIpv4: "0.0.0.0/0" },
-          opts,
-        );
-      }
+    /**
+     * A DNS-validated ACM certificate for `*.<stage>.<domain>` in one region. ACM asks for the same
+     * validation record in every region, so each region writes it with allowOverwrite.
+     */
+    function wildcardCertificate(plan: { name: string; domainName: string }, opts: { provider: aws.Provider }) {
+      const certificate = new aws.acm.Certificate(plan.name, { domainName: plan.domainName, validationMethod: "DNS" }, opts);
       const zone = aws.route53.getZoneOutput({ name: domain }, opts);
-      new aws.route53.Record(
-        `${h3.name}Dns`,
+      const option = certificate.domainValidationOptions.apply((o) => o[0]!);
+      const record = new aws.route53.Record(
+        `${plan.name}Validation`,
         {
           zoneId: zone.zoneId,
-          name: h3.host,
-          type: "A",
-          aliases: [{ name: nlb.dnsName, zoneId: nlb.zoneId, evaluateTargetHealth: false }],
+          name: option.resourceRecordName,
+          type: option.resourceRecordType,
+          records: [option.resourceRecordValue],
+          ttl: 60,
+          allowOverwrite: true,
         },
         opts,
       );
-      return { targetGroup, url: h3.url };
+      return new aws.acm.CertificateValidation(`${plan.name}Validated`, { certificateArn: certificate.arn, validationRecordFqdns: [record.fqdn] }, opts).certificateArn;
+    }
+
+    /** The plan's listener conditions as the AWS provider takes them (mutable copies). */
+    function listenerConditions(conditions: readonly import("./infra/src/index.js").ListenerCondition[]): aws.types.input.lb.ListenerRuleCondition[] {
+      return conditions.map((c) =>
+        "pathPattern" in c
+          ? { pathPattern: { values: [...c.pathPattern.values] } }
+          : "httpHeader" in c
+            ? { httpHeader: { httpHeaderName: c.httpHeader.httpHeaderName, values: [...c.httpHeader.values] } }
+            : { hostHeader: { values: [...c.hostHeader.values] } },
+      );
     }
   },
 });

@@ -1,7 +1,7 @@
 // Prints the cloud plan of a stage (or of any topology file), one group's cloud topology, or the
 // stage's estimated hourly cost. No AWS access: it only reads the topology file.
 // Usage: flaplab-plan <stage | topology.json> [--stage <name>] [--domain <zone>] [--default-region <r>]
-//                     [--http3 <group,group>] [--topology-json <group>] [--cost]
+//                     [--image <uri>] [--topology-json <group>] [--cost]
 import { parseArgs } from "node:util";
 import { loadTopology } from "@flaplab/runtime";
 import { ENV, estimateHourlyCost, isStage, planDeployment, stageTopology } from "../src/index.js";
@@ -12,7 +12,7 @@ const { values, positionals } = parseArgs({
     stage: { type: "string" },
     domain: { type: "string", default: process.env["FLAPLAB_DOMAIN"] ?? "flaplab.example.org" },
     "default-region": { type: "string" },
-    http3: { type: "string", default: process.env["FLAPLAB_HTTP3_GROUPS"] ?? "" },
+    image: { type: "string", default: process.env["FLAPLAB_IMAGE"] ?? "" },
     "topology-json": { type: "string" },
     cost: { type: "boolean", default: false },
   },
@@ -28,7 +28,7 @@ const plan = planDeployment(topology, {
   stage,
   domain: values.domain,
   ...(values["default-region"] ? { defaultRegion: values["default-region"] } : {}),
-  http3Groups: values.http3.split(",").filter((g) => g !== ""),
+  ...(values.image ? { image: values.image } : {}),
 });
 
 if (values["topology-json"] !== undefined) {

@@ -1,6 +1,6 @@
 import type { DeploymentPlan } from "./plan.js";
 
-/** On-demand list prices in USD (us-east-1, Linux/x86). Other regions cost more (sa-east-1 most). */
+/** On-demand list prices in USD (us-east-1; Fargate on Linux/ARM, the tasks' architecture). Other regions cost more (sa-east-1 most). */
 export interface PriceList {
   /** When and where the prices were read. */
   readonly source: string;
@@ -10,8 +10,6 @@ export interface PriceList {
   readonly publicIpv4Hour: number;
   readonly albHour: number;
   readonly albLcuHour: number;
-  readonly nlbHour: number;
-  readonly nlbLcuHour: number;
   readonly rdsPostgresT4gMicroHour: number;
   readonly rdsGp3GbMonth: number;
   /** ElastiCache for Valkey, cache.t4g.micro, on demand (Valkey is priced 20 % under Redis OSS). */
@@ -21,13 +19,12 @@ export interface PriceList {
 export const PRICES_US_EAST_1: PriceList = {
   source:
     "us-east-1 list prices as published in 2026 (Fargate, ELB, RDS pricing pages, as quoted by vantage.sh, wring.co, infratally.com, usage.ai; public IPv4 from SST's Service docs; ElastiCache: SST's Redis docs give $0.016/h for cache.t4g.micro Redis OSS, Valkey 20 % less)",
-  fargateVcpuHour: 0.04048,
-  fargateGbHour: 0.004445,
+  // Linux/ARM (Graviton): 20 % under Linux/x86's $0.04048 and $0.004445.
+  fargateVcpuHour: 0.03238,
+  fargateGbHour: 0.00356,
   publicIpv4Hour: 0.005,
   albHour: 0.0225,
   albLcuHour: 0.008,
-  nlbHour: 0.0225,
-  nlbLcuHour: 0.006,
   rdsPostgresT4gMicroHour: 0.016,
   rdsGp3GbMonth: 0.115,
   elasticacheValkeyT4gMicroHour: 0.0128,
@@ -79,19 +76,12 @@ export function estimateHourlyCost(
 
   const albs = plan.regions.filter((r) => r.loadBalancer !== undefined);
   const albZones = albs.reduce((n, r) => n + r.availabilityZones.length, 0);
-  const nlbs = plan.services.filter((s) => s.http3 !== undefined);
-  const nlbZones = nlbs.reduce((n, s) => n + plan.regions.find((r) => r.region === s.region)!.availabilityZones.length, 0);
-  const ips = tasks + albZones + nlbZones;
+  const ips = tasks + albZones;
   lines.push({ item: "public IPv4 addresses", quantity: ips, unit: "address", usdPerHour: ips * prices.publicIpv4Hour });
 
   lines.push({ item: "application load balancers", quantity: albs.length, unit: "ALB", usdPerHour: albs.length * prices.albHour });
   const lcus = albs.length * assumptions.lcusPerLoadBalancer;
   lines.push({ item: "ALB capacity units", quantity: lcus, unit: "LCU", usdPerHour: lcus * prices.albLcuHour });
-  if (nlbs.length > 0) {
-    const nlcus = nlbs.length * assumptions.lcusPerLoadBalancer;
-    lines.push({ item: "network load balancers", quantity: nlbs.length, unit: "NLB", usdPerHour: nlbs.length * prices.nlbHour });
-    lines.push({ item: "NLB capacity units", quantity: nlcus, unit: "NLCU", usdPerHour: nlcus * prices.nlbLcuHour });
-  }
 
   for (const db of plan.databases) {
     const storage = parseFloat(db.storage);

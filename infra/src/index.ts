@@ -8,19 +8,29 @@ export {
   DATA_DIR,
   DEFAULT_REGION,
   DEFAULT_TASK_SIZE,
+  DEREGISTRATION_DELAY_S,
   ENV,
   FARGATE_SIZES,
-  HTTP3_BUILD_ARG,
+  FARGATE_TASK_START_S,
+  IMAGE_BUILD_S,
+  CPU_HEADROOM,
+  MEASURED_PEAK_WINDOW_MS,
+  MEASURED_TASK_SIZES,
   PlanError,
   SERVER_IDLE_TIMEOUT_MS,
   SINGLE_COPY_COMPONENTS,
   STREAM_IDLE_TIMEOUT_MS,
   STREAM_PORT,
+  TARGET_HEALTH,
+  TASK_ARCHITECTURE,
+  WEBTRANSPORT_SUBPROTOCOL,
   cloudRegion,
   cloudTopology,
   logGroupPrefix,
   pascalCase,
   planDeployment,
+  replacementGapS,
+  taskSizeFor,
 } from "./plan.js";
 export type {
   AlbRefusal,
@@ -32,7 +42,8 @@ export type {
   DeploymentPlan,
   FargateCpu,
   FargateMemory,
-  Http3Plan,
+  ImagePlan,
+  ListenerRulePlan,
   LoadBalancerPlan,
   PlanOptions,
   RegionPlan,
@@ -41,6 +52,8 @@ export type {
   WebConfig,
   WebPlan,
 } from "./plan.js";
+export { ALB_LIMITS, listenerRuleProblems } from "./listener-limits.js";
+export type { ListenerCondition } from "./listener-limits.js";
 export { STAGES, TOPOLOGIES_DIR, isStage, loadStageTopology, stageTopology } from "./stages.js";
 export type { Stage } from "./stages.js";
 export {

@@ -1,6 +1,7 @@
 import { COMPONENT_NAMES, type ComponentName, nodeFlagsFor } from "@flaplab/component";
 import type { GroupSpec, NetworkSettings, Topology } from "@flaplab/runtime";
 import { BROWSER_CONNECT, CALL_GRAPH, connectPathPattern, internalPaths, STREAM_PATHS, streamPathPattern } from "./calls.js";
+import { type ListenerCondition, listenerRuleProblems } from "./listener-limits.js";
 import { regionRttMs } from "./rtt.js";
 import { type CollectorPlan, collectorPlan, type TracingBackend } from "./tracing.js";
 
@@ -9,7 +10,7 @@ export const APP_NAME = "flaplab";
 export const DEFAULT_REGION = "us-east-1";
 /** Container port of the Connect host (HTTP/1.1 and h2c). */
 export const CONNECT_PORT = 8080;
-/** Container port of the stream server (TLS: HTTP/2, WebSocket mapping, HTTP/3 when installed). */
+/** Container port of the stream server (TLS: WebTransport over HTTP/2 and its WebSocket mapping). */
 export const STREAM_PORT = 8443;
 /** Data directory inside the container (task-local ephemeral storage). */
 export const DATA_DIR = "/var/lib/flaplab";
@@ -36,12 +37,35 @@ export const ALB_IDLE_TIMEOUT_S = 600;
  * the balancer's next request on it and the player gets a 502).
  */
 export const SERVER_IDLE_TIMEOUT_MS = (ALB_IDLE_TIMEOUT_S + 30) * 1000;
+/**
+ * The load balancers' health checks of every target group (both ports check GET /healthz on the
+ * Connect port): a new task takes traffic after healthyThreshold × intervalS (10 s; ELB's default
+ * 5 × 30 s kept a replaced engine out for 150 s), a hung one leaves after unhealthyThreshold × intervalS.
+ */
+export const TARGET_HEALTH = { path: "/healthz", intervalS: 5, timeoutS: 2, healthyThreshold: 2, unhealthyThreshold: 2 } as const;
+/**
+ * Seconds a target drains after deregistration before ECS stops its task (ELB's default 300). The
+ * server ends its own streams and games on SIGTERM (an engine moves its games to another engine
+ * when there is one), so waiting longer only keeps a stopped engine's replacement from starting.
+ */
+export const DEREGISTRATION_DELAY_S = 5;
+/**
+ * Seconds from ECS starting a Fargate task to its server listening: network interface, image pull
+ * (the server image is ≈ 0.3 GB) and Node's start. A typical range, not measured here.
+ */
+export const FARGATE_TASK_START_S = { min: 30, max: 60 } as const;
+
 /** Services running these components keep one task: a game's stream must reach the engine holding the game. */
 export const SINGLE_COPY_COMPONENTS: readonly ComponentName[] = ["engine", "music"];
 /** Header every call between components carries (the runtime's CALLER_HEADER). */
 export const CALLER_HEADER = "x-flaplab-caller";
-/** Docker build argument: "1" installs the native HTTP/3 (quiche) package into the image. */
-export const HTTP3_BUILD_ARG = "FLAPLAB_HTTP3";
+/**
+ * What tells the two WebSocket links of a stream path apart on the load balancer: the WebTransport
+ * ponyfill's WebSocket mapping offers the subprotocols `webtransport_kDraft1, webtransport_kDraft2`
+ * (served by the stream server, 8443); the plain WebSocket link (`?link=websocket`) offers none
+ * (served by the Connect host, 8080).
+ */
+export const WEBTRANSPORT_SUBPROTOCOL = { name: "sec-websocket-protocol", values: ["webtransport_*"] } as const;
 /** Filter pattern that selects the call-log records in a service's CloudWatch log group. */
 export const CALL_LOG_FILTER = '{ $.msg = "rpc" }';
 
@@ -76,7 +100,56 @@ export interface TaskSize {
   readonly cpu: FargateCpu;
   readonly memory: FargateMemory;
 }
+/** The smallest Fargate task; no group gets it unless the options say so. */
 export const DEFAULT_TASK_SIZE: TaskSize = { cpu: "0.25 vCPU", memory: "0.5 GB" };
+/**
+ * The largest CPU time a component's server used in one 100 ms window (Fargate's quota period: a
+ * task over its share waits for the next period), in ms, one game at a time (the study's load):
+ * `apps/server/test/measure-task-cpu.ts`, the built server on a loaded 2-vCPU VM, 2–3 rounds each.
+ * auth: Register + Login, two scrypt hashes (1.1–1.8 s of CPU; a median window of 49–64 ms), in the
+ * monolith; the others each in its own process of `microservices` over a whole game: the engine
+ * 16–50 (0.34–0.51 s of CPU a game, median window 1.5–1.8 ms), worldgen 52–83 (GenerateWorld),
+ * initiator 25–56, music 4–31, score 1–6 (SQLite here; Postgres over TLS in the cloud).
+ */
+export const MEASURED_PEAK_WINDOW_MS: Readonly<Record<ComponentName, number>> = {
+  auth: 104,
+  worldgen: 83,
+  engine: 50,
+  initiator: 56,
+  music: 31,
+  score: 6,
+};
+/** Share of the window a task's CPU must leave above a group's measured peak. */
+export const CPU_HEADROOM = 1.25;
+/** The sizes taskSizeFor picks from: each CPU with the smallest memory Fargate allows with it. */
+export const MEASURED_TASK_SIZES = {
+  half: { cpu: "0.5 vCPU", memory: "1 GB" },
+  one: { cpu: "1 vCPU", memory: "2 GB" },
+} as const satisfies Record<string, TaskSize>;
+/** Fargate's CPU architecture for every task: Graviton (arm64), 20 % cheaper than x86_64 per vCPU and GB. */
+export const TASK_ARCHITECTURE = "arm64";
+
+/**
+ * Seconds one build of apps/server/Dockerfile takes on 2 vCPUs: 268 s measured for every step
+ * but the base image's own (apps/server/test/image-build.slow.test.ts: pnpm fetch 5 s, install,
+ * turbo build and production install 242 s, copying 21 s), plus apt-get and pulling the base
+ * image (≈ 30–60 s, not measured here). An arm64 build on an x86 machine runs under emulation,
+ * several times slower: build on an arm64 runner.
+ */
+export const IMAGE_BUILD_S = { min: 300, max: 330 } as const;
+const IMAGE_RE = /^[a-z0-9][a-z0-9.-]*(:\d+)?\/[a-z0-9._/-]+(:[A-Za-z0-9_.-]{1,128}|@sha256:[a-f0-9]{64})$/;
+
+/**
+ * A group's task size from its components' measured peaks: 0.5 vCPU when its 50 ms share holds
+ * the largest peak with CPU_HEADROOM, else 1 vCPU (the largest peak, auth's scrypt, is 1.04 cores
+ * for a moment). Never 0.25 vCPU: its 25 ms share is below every peak but score's, and score's
+ * Postgres TLS is not measured here. The monolith runs one phase at a time (a login, then a game):
+ * measured whole, its peak was 93–104 ms, as auth's.
+ */
+export function taskSizeFor(components: readonly ComponentName[]): TaskSize {
+  const peak = Math.max(0, ...components.map((c) => MEASURED_PEAK_WINDOW_MS[c]));
+  return peak * CPU_HEADROOM <= 50 ? MEASURED_TASK_SIZES.half : MEASURED_TASK_SIZES.one;
+}
 
 export interface PlanOptions {
   /** SST stage; part of resource and host names ([a-z][a-z0-9-]*). */
@@ -89,14 +162,18 @@ export interface PlanOptions {
   readonly homeRegion?: string;
   /** Name the servers load their topology by (FLAPLAB_TOPOLOGY; default: the topology's name). */
   readonly topologyName?: string;
-  /** Groups whose stream server is also offered as native HTTP/3 (UDP 443 through a network load balancer). */
-  readonly http3Groups?: readonly string[];
-  /** Task size of every service (default 0.25 vCPU / 0.5 GB). */
+  /** Task size of every service (default: each group's measured size, taskSizeFor). */
   readonly size?: TaskSize;
   /** Task size per group name, overriding `size`. */
   readonly sizes?: Readonly<Record<string, TaskSize>>;
   /** Traces: "xray" puts an ADOT collector beside every server (FLAPLAB_TRACING; default "off"). */
   readonly tracing?: TracingBackend;
+  /**
+   * The server image, built once and pushed before the deploy (FLAPLAB_IMAGE: `<registry>/<repo>:<tag>`
+   * or `…@sha256:<digest>`, linux/arm64, e.g. by infra/build-image.sh): every service of every
+   * region runs it. Without it SST builds apps/server/Dockerfile once per service.
+   */
+  readonly image?: string;
 }
 
 /** An environment value known only at deploy time. */
@@ -107,6 +184,13 @@ export type DeployValue =
 
 export type ContainerPort = `${typeof CONNECT_PORT}/http` | `${typeof STREAM_PORT}/https`;
 
+/** A rule of a region's 443 listener as the load balancer gets it: a forward to a service, or a fixed 403. */
+export interface ListenerRulePlan {
+  readonly priority: number;
+  readonly conditions: readonly ListenerCondition[];
+  readonly action: { readonly type: "forward"; readonly service: string; readonly port: ContainerPort } | { readonly type: "refuse"; readonly status: 403 };
+}
+
 /** One path rule on a region's shared HTTPS load balancer (listener 443/https). */
 export interface AlbRoute {
   /** Path pattern, e.g. "/flaplab.auth.v1.AuthService/*". */
@@ -114,8 +198,12 @@ export interface AlbRoute {
   /** ServicePlan.name of the target. */
   readonly service: string;
   readonly component: ComponentName;
-  /** "internal": one internal method, forwarded only with the components' caller header (cross-region calls). */
-  readonly kind: "connect" | "stream" | "internal";
+  /**
+   * "internal": one internal method, forwarded only with the components' caller header (cross-region
+   * calls); "stream": the WebTransport link's WebSocket mapping (its subprotocol header) to the stream
+   * server; "websocket": the plain WebSocket link on the same path, to the Connect host.
+   */
+  readonly kind: "connect" | "stream" | "websocket" | "internal";
   /** A header the request must carry as well (any value). */
   readonly header?: { readonly name: string; readonly values: readonly string[] };
   /**
@@ -128,6 +216,8 @@ export interface AlbRoute {
   readonly priority: number;
   /** Why the route is public: the browser calls it, or a caller in another region does. */
   readonly reason: "browser" | "cross-region";
+  /** The rule's conditions as the load balancer gets them (path, then header, then host; one field each). */
+  readonly conditions: readonly ListenerCondition[];
 }
 
 /** A listener rule answering a fixed 403 on the region's public listener. */
@@ -136,6 +226,7 @@ export interface AlbRefusal {
   readonly path: string;
   readonly component: ComponentName;
   readonly priority: number;
+  readonly conditions: readonly ListenerCondition[];
 }
 
 export interface LoadBalancerPlan {
@@ -143,8 +234,14 @@ export interface LoadBalancerPlan {
   readonly name: string;
   /** The region's host name (`<region>.<stage>.<domain>`). */
   readonly host: string;
-  /** Host names of the region's public groups; aliases on the same certificate and load balancer. */
+  /** Host names of the region's public groups; aliases (DNS records) on the same load balancer. */
   readonly aliases: readonly string[];
+  /**
+   * The listener's certificate: one wildcard per region, `*.<stage>.<domain>`, which covers the
+   * region's host and every group's however many groups there are (ACM's default quota is 10
+   * names per certificate; one name per host ran out at two more engine shards).
+   */
+  readonly certificate: { readonly name: string; readonly domainName: string };
   readonly url: string;
   readonly routes: readonly AlbRoute[];
   /**
@@ -152,18 +249,10 @@ export interface LoadBalancerPlan {
    * after the cross-region internal routes (lower priority numbers), before every public route.
    */
   readonly refusals: readonly AlbRefusal[];
+  /** Every rule of the 443 listener (refusals and routes), by priority: what the load balancer gets. */
+  readonly rules: readonly ListenerRulePlan[];
   /** Seconds (ALB_IDLE_TIMEOUT_S). */
   readonly idleTimeoutS: number;
-}
-
-/** Native HTTP/3 for one group's stream server: a network load balancer passing TCP and UDP 443 through. */
-export interface Http3Plan {
-  /** Prefix of the network load balancer's resource names. */
-  readonly name: string;
-  readonly host: string;
-  readonly url: string;
-  readonly listenPort: 443;
-  readonly containerPort: typeof STREAM_PORT;
 }
 
 export interface ServicePlan {
@@ -190,17 +279,23 @@ export interface ServicePlan {
   /** Base URL browsers open this group's streams at, when it runs the engine or music. */
   readonly streamUrl?: string;
   readonly albRoutes: readonly AlbRoute[];
-  readonly http3?: Http3Plan;
-  /** ECS deployment limits: engine and music never run two tasks at once (0 % / 100 %); others 100 % / 200 %. */
-  readonly deployment: { readonly minimumHealthyPercent: number; readonly maximumPercent: number };
+  /**
+   * ECS deployment limits: engine and music never run two tasks at once (0 % / 100 %); others 100 % / 200 %.
+   * `gapS`, for engine and music: seconds a deploy leaves the service without a task taking streams
+   * (the old task's deregistration delay, the new task's start, its health checks).
+   */
+  readonly deployment: {
+    readonly minimumHealthyPercent: number;
+    readonly maximumPercent: number;
+    readonly deregistrationDelayS: number;
+    readonly gapS?: { readonly min: number; readonly max: number };
+  };
   /**
    * Name prefix of the CloudWatch log group of the task's stdout (its pino logs and its call log).
    * AWS appends a unique suffix: the group is kept when the stage is removed, and a later deploy
    * of the same stage creates a new one beside it instead of colliding with it.
    */
   readonly logGroupPrefix: string;
-  /** Docker build arguments of the service's image. */
-  readonly imageArgs: Readonly<Record<string, string>>;
   /** Plain environment values. */
   readonly environment: Readonly<Record<string, string>>;
   /** Environment values resolved at deploy time (secrets, database URL). */
@@ -288,6 +383,19 @@ export interface WebPlan {
   readonly config: WebConfig;
 }
 
+/** The image every service runs, and what building it costs a deploy. */
+export interface ImagePlan {
+  /** Fargate's platform for every task (TASK_ARCHITECTURE). */
+  readonly platform: "linux/arm64";
+  /** The prebuilt image, when given; else SST builds `dockerfile` from the repository root for each service. */
+  readonly prebuilt?: string;
+  readonly dockerfile: "apps/server/Dockerfile";
+  /** Builds during the deploy: 0 with a prebuilt image, else one per service (SST's Service builds its own). */
+  readonly builds: number;
+  /** Seconds of building during the deploy (builds × IMAGE_BUILD_S; BuildKit's cache shortens repeats). */
+  readonly buildS: { readonly min: number; readonly max: number };
+}
+
 export interface DeploymentPlan {
   readonly app: string;
   readonly stage: string;
@@ -302,6 +410,7 @@ export interface DeploymentPlan {
   /** The engines' snapshot store, when the topology runs several engines. */
   readonly snapshotStores: readonly SnapshotStorePlan[];
   readonly web: WebPlan;
+  readonly image: ImagePlan;
   /** Things the plan cannot do for this topology, in words. */
   readonly warnings: readonly string[];
 }
@@ -345,6 +454,9 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
   const homeRegion = options.homeRegion ?? defaultRegion;
   if (!REGION_RE.test(homeRegion)) throw new PlanError(`home region "${homeRegion}" is not an AWS region name`);
   const topologyName = options.topologyName ?? topology.name;
+  if (options.image !== undefined && !IMAGE_RE.test(options.image)) {
+    throw new PlanError(`image "${options.image}" is not <registry>/<repository>:<tag> or <registry>/<repository>@sha256:<digest>`);
+  }
   const warnings: string[] = [];
 
   // Placement of each group.
@@ -363,9 +475,9 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     }
     if (!ZONE_RE.test(spec.zone)) throw new PlanError(`group "${spec.name}": zone "${spec.zone}" must be one letter (a, b, c, …)`);
     const name = pascalCase(spec.name);
-    if (RESERVED_NAMES.has(name) || /^(Aws|Vpc|Cluster|Alb|Nlb)[A-Z0-9]/.test(name)) throw new PlanError(`group "${spec.name}": its service name ${name} is reserved`);
+    if (RESERVED_NAMES.has(name) || /^(Aws|Vpc|Cluster|Alb|Cert)[A-Z0-9]/.test(name)) throw new PlanError(`group "${spec.name}": its service name ${name} is reserved`);
     if (names.has(name)) throw new PlanError(`group "${spec.name}": service name ${name} is used by another group`);
-    if (REGION_RE.test(spec.name) || spec.name.startsWith("h3-")) {
+    if (REGION_RE.test(spec.name)) {
       throw new PlanError(`group "${spec.name}": the name would clash with a load balancer's host name`);
     }
     names.add(name);
@@ -407,18 +519,6 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
   const privateUrlOf = (p: Placed): string => `http://${privateHostOf(p)}:${CONNECT_PORT}`;
   const publicUrlOf = (p: Placed): string => `https://${host(p.spec.name)}`;
 
-  // HTTP/3 groups.
-  const http3 = new Map<string, Http3Plan>();
-  for (const groupName of options.http3Groups ?? []) {
-    const p = placed.find((q) => q.spec.name === groupName);
-    if (!p) throw new PlanError(`http3 group "${groupName}" is not a group of topology ${topology.name}`);
-    if (!p.spec.components.some((c) => STREAM_PATHS[c] !== undefined)) {
-      throw new PlanError(`http3 group "${groupName}" runs no stream server (neither engine nor music)`);
-    }
-    const h3Host = host(`h3-${p.spec.name}`);
-    http3.set(p.spec.name, { name: `Nlb${p.name}`, host: h3Host, url: `https://${h3Host}`, listenPort: 443, containerPort: STREAM_PORT });
-  }
-
   // Calls between groups.
   const edges: CallEdgePlan[] = [];
   for (const from of placed) {
@@ -456,47 +556,59 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
       const idx = COMPONENT_NAMES.indexOf(c);
       const calledFromElsewhere = edges.some((e) => e.callee === c && e.crossRegion);
       if (BROWSER_CONNECT.includes(c) || calledFromElsewhere) {
-        routes.push({
-          path: connectPathPattern(c),
-          service: p.name,
-          component: c,
-          kind: "connect",
-          forward: `${CONNECT_PORT}/http`,
-          priority: 100 + idx * 10,
-          reason: BROWSER_CONNECT.includes(c) ? "browser" : "cross-region",
-        });
+        routes.push(
+          route({
+            path: connectPathPattern(c),
+            service: p.name,
+            component: c,
+            kind: "connect",
+            forward: `${CONNECT_PORT}/http`,
+            priority: 100 + idx * 10,
+            reason: BROWSER_CONNECT.includes(c) ? "browser" : "cross-region",
+          }),
+        );
       }
       if (calledFromElsewhere) {
         // Components in other regions reach internal methods through the public listener; only
         // requests with the components' caller header get past the refusals below. The header is
         // a filter, not the gate: the runtime still requires a component credential.
         internalPaths(c).forEach((path, k) => {
-          routes.push({
-            path,
-            service: p.name,
-            component: c,
-            kind: "internal",
-            header: { name: CALLER_HEADER, values: ["*"] },
-            forward: `${CONNECT_PORT}/http`,
-            priority: 10 + idx * 5 + k,
-            reason: "cross-region",
-          });
+          routes.push(
+            route({
+              path,
+              service: p.name,
+              component: c,
+              kind: "internal",
+              header: { name: CALLER_HEADER, values: ["*"] },
+              forward: `${CONNECT_PORT}/http`,
+              priority: 10 + idx * 5 + k,
+              reason: "cross-region",
+            }),
+          );
         });
       }
       const stream = streamPathPattern(c);
-      if (stream !== undefined && !http3.has(p.spec.name)) {
+      if (stream !== undefined) {
         // Engine shards share the stream path: each matches its own host name, at its own priority.
         const shard = placesOf(c).length > 1 ? shardIndex(p, c) : undefined;
-        routes.push({
-          path: stream,
-          service: p.name,
-          component: c,
-          kind: "stream",
-          forward: `${STREAM_PORT}/https`,
-          priority: 100 + idx * 10 + 5 + (shard === undefined ? 0 : 1000 * (shard + 1)),
-          reason: "browser",
-          ...(shard === undefined ? {} : { host: host(p.spec.name) }),
-        });
+        const base = 100 + idx * 10 + 5 + (shard === undefined ? 0 : 1000 * (shard + 1));
+        const onHost = shard === undefined ? {} : { host: host(p.spec.name) };
+        // Two links share the path: the WebTransport link's WebSocket mapping (its subprotocols) goes
+        // to the stream server; the plain WebSocket link, one priority later, to the Connect host.
+        routes.push(
+          route({
+            path: stream,
+            service: p.name,
+            component: c,
+            kind: "stream",
+            header: { name: WEBTRANSPORT_SUBPROTOCOL.name, values: [...WEBTRANSPORT_SUBPROTOCOL.values] },
+            forward: `${STREAM_PORT}/https`,
+            priority: base,
+            reason: "browser",
+            ...onHost,
+          }),
+          route({ path: stream, service: p.name, component: c, kind: "websocket", forward: `${CONNECT_PORT}/http`, priority: base + 1, reason: "browser", ...onHost }),
+        );
       }
     }
     routesOf.set(p.name, routes);
@@ -508,6 +620,22 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     const routes = inRegion.flatMap((p) => routesOf.get(p.name) ?? []);
     const publicGroups = inRegion.filter((p) => (routesOf.get(p.name) ?? []).length > 0);
     const lbHost = host(region);
+    const refusals: AlbRefusal[] = COMPONENT_NAMES.flatMap((c) =>
+      internalPaths(c).map((path, k) => ({
+        path,
+        component: c,
+        priority: 50 + COMPONENT_NAMES.indexOf(c) * 5 + k,
+        conditions: [{ pathPattern: { values: [path] } }],
+      })),
+    );
+    const rules: ListenerRulePlan[] = [
+      ...refusals.map((r) => ({ priority: r.priority, conditions: r.conditions, action: { type: "refuse" as const, status: 403 as const } })),
+      ...routes.map((r) => ({ priority: r.priority, conditions: r.conditions, action: { type: "forward" as const, service: r.service, port: r.forward } })),
+    ].sort((a, b) => a.priority - b.priority);
+    if (routes.length > 0) {
+      const problems = listenerRuleProblems(rules);
+      if (problems.length > 0) throw new PlanError(`the ${region} load balancer's listener rules would be refused: ${problems.join("; ")}`);
+    }
     return {
       region,
       key,
@@ -523,11 +651,11 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
               name: `Alb${key}`,
               host: lbHost,
               aliases: publicGroups.map((p) => host(p.spec.name)),
+              certificate: { name: `Cert${key}`, domainName: `*.${stage}.${domain}` },
               url: `https://${lbHost}`,
               routes,
-              refusals: COMPONENT_NAMES.flatMap((c) =>
-                internalPaths(c).map((path, k) => ({ path, component: c, priority: 50 + COMPONENT_NAMES.indexOf(c) * 5 + k })),
-              ),
+              refusals,
+              rules,
               idleTimeoutS: ALB_IDLE_TIMEOUT_S,
             },
           }),
@@ -561,18 +689,15 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
       ]
     : [];
 
-  const streamUrlOf = (p: Placed): string | undefined => {
-    if (!p.spec.components.some((c) => STREAM_PATHS[c] !== undefined)) return undefined;
-    return http3.get(p.spec.name)?.url ?? publicUrlOf(p);
-  };
+  const streamUrlOf = (p: Placed): string | undefined =>
+    p.spec.components.some((c) => STREAM_PATHS[c] !== undefined) ? publicUrlOf(p) : undefined;
 
   const bare: ServicePlan[] = placed.map((p) => {
     const zones = regionZones.get(p.region)!;
     const albRoutes = routesOf.get(p.name) ?? [];
     const hasPublicConnect = albRoutes.some((r) => r.kind === "connect");
     const streamUrl = streamUrlOf(p);
-    const h3 = http3.get(p.spec.name);
-    const size = options.sizes?.[p.spec.name] ?? options.size ?? DEFAULT_TASK_SIZE;
+    const size = options.sizes?.[p.spec.name] ?? options.size ?? taskSizeFor(p.spec.components);
     checkSize(size, p.spec.name);
 
     const environment: Record<string, string> = {
@@ -620,12 +745,10 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
       ...(hasPublicConnect ? { publicUrl: publicUrlOf(p) } : {}),
       ...(streamUrl === undefined ? {} : { streamUrl }),
       albRoutes,
-      ...(h3 ? { http3: h3 } : {}),
       deployment: p.spec.components.some((c) => SINGLE_COPY_COMPONENTS.includes(c))
-        ? { minimumHealthyPercent: 0, maximumPercent: 100 }
-        : { minimumHealthyPercent: 100, maximumPercent: 200 },
+        ? { minimumHealthyPercent: 0, maximumPercent: 100, deregistrationDelayS: DEREGISTRATION_DELAY_S, gapS: replacementGapS() }
+        : { minimumHealthyPercent: 100, maximumPercent: 200, deregistrationDelayS: DEREGISTRATION_DELAY_S },
       logGroupPrefix: logGroupPrefix(stage, p.spec.name),
-      imageArgs: { [HTTP3_BUILD_ARG]: h3 ? "1" : "0" },
       environment,
       deployEnvironment,
       ...(collector ? { collector } : {}),
@@ -642,7 +765,6 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     const s = services.find((x) => x.components.includes(c))!;
     return s.publicUrl!;
   };
-  const streamGroups = services.filter((s) => s.streamUrl !== undefined);
   const webHost = host("web");
   const web: WebPlan = {
     name: "Web",
@@ -654,8 +776,21 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
       initiatorUrl: urlOf("initiator"),
       scoreUrl: urlOf("score"),
       topology: topology.name,
-      http3: streamGroups.length > 0 && streamGroups.every((s) => s.http3 !== undefined),
+      // No native HTTP/3 in the cloud: the load balancers carry the WebSocket links only.
+      http3: false,
     },
+  };
+
+  const builds = options.image === undefined ? services.length : 0;
+  if (builds > 1) {
+    warnings.push(`no prebuilt image (FLAPLAB_IMAGE): SST builds apps/server/Dockerfile ${builds} times, once per service (infra/build-image.sh builds it once)`);
+  }
+  const image: ImagePlan = {
+    platform: "linux/arm64",
+    ...(options.image === undefined ? {} : { prebuilt: options.image }),
+    dockerfile: "apps/server/Dockerfile",
+    builds,
+    buildS: { min: builds * IMAGE_BUILD_S.min, max: builds * IMAGE_BUILD_S.max },
   };
 
   return {
@@ -670,8 +805,18 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     databases,
     snapshotStores,
     web,
+    image,
     warnings,
   };
+}
+
+/**
+ * Seconds without a task when ECS replaces a single-copy service: the old target's deregistration
+ * delay, then the new task's start, then healthyThreshold checks intervalS apart.
+ */
+export function replacementGapS(): { min: number; max: number } {
+  const after = DEREGISTRATION_DELAY_S + TARGET_HEALTH.healthyThreshold * TARGET_HEALTH.intervalS;
+  return { min: after + FARGATE_TASK_START_S.min, max: after + FARGATE_TASK_START_S.max };
 }
 
 /** Name prefix of the CloudWatch log groups of a group's tasks; `logGroupPrefix(stage)` covers the whole stage. */
@@ -712,7 +857,9 @@ export function cloudTopology(
       streamAddress: own ? `0.0.0.0:${STREAM_PORT}` : `${dialHost}:${STREAM_PORT}`,
       // Same region: plain HTTP to the Cloud Map name; other regions: the authenticated public https endpoint.
       callUrl: own || sameRegion ? `http://${dialHost}:${CONNECT_PORT}` : `https://${s.publicHost}`,
-      publicUrl: s.publicUrl ?? s.privateUrl,
+      // Browsers reach a group with any public route (Connect, or the streams and the plain WebSocket
+      // link) at its own host; the rest only inside the VPC.
+      publicUrl: s.albRoutes.length > 0 ? `https://${s.publicHost}` : s.privateUrl,
       streamPublicUrl: s.streamUrl ?? `https://${s.publicHost}`,
       inProcess: spec.inProcess,
     };
@@ -727,4 +874,12 @@ export function cloudTopology(
     browser: topology.browser,
     web: { address: `${webHost}:443`, publicUrl: `https://${webHost}/` },
   };
+}
+
+/** A route with its listener conditions: the path, then the header, then the host, one field per condition. */
+function route(r: Omit<AlbRoute, "conditions">): AlbRoute {
+  const conditions: ListenerCondition[] = [{ pathPattern: { values: [r.path] } }];
+  if (r.header) conditions.push({ httpHeader: { httpHeaderName: r.header.name, values: [...r.header.values] } });
+  if (r.host) conditions.push({ hostHeader: { values: [r.host] } });
+  return { ...r, conditions };
 }

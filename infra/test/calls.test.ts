@@ -22,7 +22,7 @@ describe("what the plan knows about the components", () => {
   });
 
   it("has the server's stream paths", async () => {
-    const source = await readFile(resolve(REPO, "apps/server/src/components.ts"), "utf8");
+    const source = await readFile(resolve(REPO, "apps/server/src/stream-urls.ts"), "utf8");
     expect(source).toContain(`ENGINE_STREAM_PATH = "${STREAM_PATHS.engine}"`);
     expect(source).toContain(`MUSIC_STREAM_PATH = "${STREAM_PATHS.music}"`);
   });

@@ -171,7 +171,9 @@ describe("internal methods on the public listeners", () => {
     expect(listenerAnswer(rules, "/flaplab.score.v1.ScoreService/GetScores", [])).toBe("forward Score:8080/http");
     expect(listenerAnswer(rules, "/flaplab.auth.v1.AuthService/Login", [])).toBe("forward Auth:8080/http");
     expect(listenerAnswer(rules, "/flaplab.initiator.v1.InitiatorService/StartGame", [])).toBe("forward Initiator:8080/http");
-    expect(listenerAnswer(rules, "/engine/v1/game?gameId=1", [])).toBe("forward Engine:8443/https");
+    // The plain WebSocket link to the Connect host; the WebTransport link's mapping (its subprotocols) to the stream server.
+    expect(listenerAnswer(rules, "/engine/v1/game?gameId=1", [])).toBe("forward Engine:8080/http");
+    expect(listenerAnswer(rules, "/engine/v1/game?gameId=1", ["sec-websocket-protocol"])).toBe("forward Engine:8443/https");
     expect(listenerAnswer(rules, "/flaplab.worldgen.v1.WorldGenService/GenerateWorld", [CALLER_HEADER])).toBe("403");
   });
 
@@ -208,9 +210,10 @@ describe("deployments and logs", () => {
     for (const stage of STAGES) {
       for (const s of plan(stage).services) {
         const holdsGames = s.components.includes("engine") || s.components.includes("music");
-        expect(s.deployment, `${stage}/${s.group}`).toEqual(
+        expect(s.deployment, `${stage}/${s.group}`).toMatchObject(
           holdsGames ? { minimumHealthyPercent: 0, maximumPercent: 100 } : { minimumHealthyPercent: 100, maximumPercent: 200 },
         );
+        expect(s.deployment.deregistrationDelayS).toBe(5);
       }
     }
     expect(plan("monolith").services[0]!.deployment.maximumPercent).toBe(100);

@@ -20,19 +20,19 @@ const ZERO: PriceList = {
   publicIpv4Hour: 0,
   albHour: 0,
   albLcuHour: 0,
-  nlbHour: 0,
-  nlbLcuHour: 0,
   rdsPostgresT4gMicroHour: 0,
   rdsGp3GbMonth: 0,
   elasticacheValkeyT4gMicroHour: 0,
 };
 
 describe("hourly cost estimate", () => {
-  it("counts 0.25 vCPU per service, one ALB per region with public routes and one database", async () => {
+  it("counts each service's measured vCPU, one ALB per region with public routes and one database", async () => {
     const mono = await plan("monolith");
     const multi = await plan("multiregion");
-    expect(estimateHourlyCost(mono, { ...ZERO, fargateVcpuHour: 1 }).usdPerHour).toBeCloseTo(0.25);
-    expect(estimateHourlyCost(multi, { ...ZERO, fargateVcpuHour: 1 }).usdPerHour).toBeCloseTo(1.5);
+    // The monolith 1 vCPU; auth, worldgen, engine and initiator 1 each, music and score 0.5 each.
+    expect(estimateHourlyCost(mono, { ...ZERO, fargateVcpuHour: 1 }).usdPerHour).toBeCloseTo(1);
+    expect(estimateHourlyCost(multi, { ...ZERO, fargateVcpuHour: 1 }).usdPerHour).toBeCloseTo(5);
+    expect(estimateHourlyCost(multi, { ...ZERO, fargateGbHour: 1 }).usdPerHour).toBeCloseTo(10);
     expect(estimateHourlyCost(mono, { ...ZERO, albHour: 1 }).usdPerHour).toBe(1);
     expect(estimateHourlyCost(multi, { ...ZERO, albHour: 1 }).usdPerHour).toBe(multi.regions.length);
     expect(estimateHourlyCost(multi, { ...ZERO, rdsPostgresT4gMicroHour: 1 }).usdPerHour).toBe(1);
@@ -43,8 +43,9 @@ describe("hourly cost estimate", () => {
   it("prices microservices as the monolith plus five tasks (same load balancer, same database)", async () => {
     const mono = estimateHourlyCost(await plan("monolith"));
     const micro = estimateHourlyCost(await plan("microservices"));
-    const task = 0.25 * PRICES_US_EAST_1.fargateVcpuHour + 0.5 * PRICES_US_EAST_1.fargateGbHour + PRICES_US_EAST_1.publicIpv4Hour;
-    expect(micro.usdPerHour - mono.usdPerHour).toBeCloseTo(5 * task, 10);
+    const task = (vcpu: number, gb: number) => vcpu * PRICES_US_EAST_1.fargateVcpuHour + gb * PRICES_US_EAST_1.fargateGbHour + PRICES_US_EAST_1.publicIpv4Hour;
+    // The monolith's 1 vCPU task becomes four of 1 vCPU (auth, worldgen, engine, initiator) and two of 0.5 (music, score).
+    expect(micro.usdPerHour - mono.usdPerHour).toBeCloseTo(3 * task(1, 2) + 2 * task(0.5, 1), 10);
   });
 
   it("orders the stages monolith < microservices < multiaz < multiregion", async () => {

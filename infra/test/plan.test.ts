@@ -2,6 +2,7 @@ import { loadTopology, parseTopology, type Topology } from "@flaplab/runtime";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   ENV,
+  listenerRuleProblems,
   planDeployment,
   PlanError,
   stageTopology,
@@ -49,7 +50,7 @@ describe("monolith", () => {
     // Browsers reach auth, initiator and score over Connect and both streams over the WebSocket mapping.
     const routes = p.regions[0]!.loadBalancer!.routes;
     expect(routes.map((r) => `${r.kind}:${r.component}`).sort()).toEqual(
-      ["connect:auth", "connect:initiator", "connect:score", "stream:engine", "stream:music"].sort(),
+      ["connect:auth", "connect:initiator", "connect:score", "stream:engine", "stream:music", "websocket:engine", "websocket:music"].sort(),
     );
     expect(routes.every((r) => r.reason === "browser" && r.service === "Monolith")).toBe(true);
     expect(s.streamUrl).toBe(`https://monolith.monolith.${DOMAIN}`);
@@ -86,7 +87,7 @@ describe("microservices", () => {
     const p = plan("microservices");
     expect(service(p, "worldgen").albRoutes).toEqual([]);
     expect(service(p, "worldgen").publicUrl).toBeUndefined();
-    expect(service(p, "engine").albRoutes.map((r) => r.kind)).toEqual(["stream"]);
+    expect(service(p, "engine").albRoutes.map((r) => r.kind)).toEqual(["stream", "websocket"]);
     expect(service(p, "auth").publicUrl).toBe(`https://auth.microservices.${DOMAIN}`);
     const priorities = p.regions[0]!.loadBalancer!.routes.map((r) => r.priority);
     expect(new Set(priorities).size).toBe(priorities.length);
@@ -179,7 +180,7 @@ describe("microservices-sharded", () => {
     expect(new Set(engines.map((e) => e.streamUrl)).size).toBe(3);
     for (const e of engines) {
       expect(e.streamUrl).toBe(`https://${e.group}.microservices-sharded.${DOMAIN}`);
-      expect(e.deployment).toEqual({ minimumHealthyPercent: 0, maximumPercent: 100 });
+      expect(e.deployment).toMatchObject({ minimumHealthyPercent: 0, maximumPercent: 100 });
     }
   });
 
@@ -198,6 +199,20 @@ describe("microservices-sharded", () => {
     for (const r of streams) expect(lb.aliases).toContain(r.host);
     // Music, a single group, keeps its path-only route.
     expect(lb.routes.find((r) => r.component === "music" && r.kind === "stream")?.host).toBeUndefined();
+  });
+
+  it("plans listener rules AWS accepts, and refuses a topology whose rules it would not", () => {
+    for (const stage of ["monolith", "microservices", "multiaz", "multiregion", "microservices-sharded"]) {
+      for (const region of plan(stage).regions) {
+        const lb = region.loadBalancer;
+        if (!lb) continue;
+        expect(listenerRuleProblems(lb.rules), `${stage} ${region.region}`).toEqual([]);
+        expect(lb.rules.map((r) => r.priority)).toEqual([...lb.refusals, ...lb.routes].map((r) => r.priority).sort((a, b) => a - b));
+      }
+    }
+    // An engine shard's host condition over 128 characters.
+    const domain = `${"d".repeat(60)}.${"e".repeat(40)}.example.org`;
+    expect(() => plan("microservices-sharded", { domain })).toThrow(/listener rules would be refused: rule \d+: hostHeader value of 1\d\d characters/);
   });
 
   it("plans one snapshot store in the engines' region, named to every engine and the initiator only", () => {
@@ -317,34 +332,30 @@ describe("web client", () => {
 });
 
 describe("HTTP/3", () => {
-  it("adds a UDP+TCP pass-through load balancer only for the configured groups", () => {
-    const p = plan("microservices", { http3Groups: ["engine"] });
-    const engine = service(p, "engine");
-    expect(engine.http3).toMatchObject({ host: `h3-engine.microservices.${DOMAIN}`, listenPort: 443, containerPort: 8443 });
-    expect(engine.streamUrl).toBe(`https://h3-engine.microservices.${DOMAIN}`);
-    expect(engine.albRoutes.some((r) => r.kind === "stream")).toBe(false);
-    // Only its image gets the native HTTP/3 package; no runtime variable (the server detects the package).
-    expect(engine.imageArgs).toEqual({ FLAPLAB_HTTP3: "1" });
-    expect(service(p, "music").imageArgs).toEqual({ FLAPLAB_HTTP3: "0" });
-    expect(Object.keys(engine.environment).some((k) => k.startsWith("FLAPLAB_HTTP3"))).toBe(false);
-    expect(service(p, "music").http3).toBeUndefined();
-    expect(p.web.config.http3).toBe(false);
-    expect(plan("microservices", { http3Groups: ["engine", "music"] }).web.config.http3).toBe(true);
-    expect(plan("microservices").services.some((s) => s.http3 !== undefined)).toBe(false);
-  });
-
-  it("rejects unknown groups and groups without a stream server", () => {
-    expect(() => plan("microservices", { http3Groups: ["nosuch"] })).toThrow(PlanError);
-    expect(() => plan("microservices", { http3Groups: ["auth"] })).toThrow(/no stream server/);
+  it("is not offered in the cloud: the load balancers carry the WebSocket links, the web config says so", () => {
+    for (const stage of ["monolith", "microservices", "multiregion"]) {
+      const p = plan(stage);
+      expect(p.web.config.http3).toBe(false);
+      expect(p.services.every((s) => s.streamUrl === undefined || s.streamUrl === `https://${s.publicHost}`)).toBe(true);
+    }
   });
 });
 
 describe("options", () => {
-  it("sizes tasks at 0.25 vCPU / 0.5 GB unless told otherwise, and checks Fargate combinations", () => {
-    expect(plan("microservices").services.every((s) => s.size.cpu === "0.25 vCPU" && s.size.memory === "0.5 GB")).toBe(true);
+  it("sizes tasks from the measured CPU peaks (0.5 vCPU when its share holds the peak with headroom, else 1) unless told otherwise, and checks Fargate combinations", () => {
+    const sizes = Object.fromEntries(plan("microservices").services.map((s) => [s.group, `${s.size.cpu} / ${s.size.memory}`]));
+    expect(sizes).toEqual({
+      auth: "1 vCPU / 2 GB",
+      engine: "1 vCPU / 2 GB",
+      worldgen: "1 vCPU / 2 GB",
+      initiator: "1 vCPU / 2 GB",
+      music: "0.5 vCPU / 1 GB",
+      score: "0.5 vCPU / 1 GB",
+    });
+    expect(service(plan("monolith"), "monolith").size).toEqual({ cpu: "1 vCPU", memory: "2 GB" });
     const p = plan("microservices", { sizes: { engine: { cpu: "1 vCPU", memory: "2 GB" } } });
     expect(service(p, "engine").size).toEqual({ cpu: "1 vCPU", memory: "2 GB" });
-    expect(service(p, "music").size.cpu).toBe("0.25 vCPU");
+    expect(service(p, "music").size.cpu).toBe("0.5 vCPU");
     expect(() => plan("monolith", { size: { cpu: "0.25 vCPU", memory: "4 GB" } })).toThrow(/allows/);
   });
 

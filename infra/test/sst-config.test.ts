@@ -1,7 +1,6 @@
 // Runs sst.config.ts's run() against stand-ins for SST's globals and records what it would create.
 // This checks the config's own logic offline (providers, regions, environment, zones, transforms);
 // whether AWS accepts the result can only be seen in a real deploy.
-import { resolve } from "node:path";
 import { loadTopology } from "@flaplab/runtime";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -17,132 +16,18 @@ import {
   stageTopology,
   type DeploymentPlan,
 } from "../src/index.js";
+import { awsListenerRules, created, DOMAIN, FakeOutput, installGlobals, loadConfig, ofType, run, type SstConfig, setCloudMapName, unwrap } from "./sst-stand-ins.js";
 
-const ROOT = resolve(import.meta.dirname, "../..");
-// Loaded by path: its types come from .sst/platform, which only `sst install` creates (check-sst.sh).
-const CONFIG = resolve(ROOT, "sst.config.ts");
-const DOMAIN = "flaplab.example.org";
-
-class FakeOutput<T> {
-  constructor(readonly value: T) {}
-  apply<U>(fn: (v: T) => U): FakeOutput<unknown> {
-    const r = fn(this.value);
-    return r instanceof FakeOutput ? r : new FakeOutput(r);
-  }
-}
-const unwrap = (v: unknown): unknown => (v instanceof FakeOutput ? unwrap(v.value) : v);
-const out = <T>(v: T): FakeOutput<unknown> => (v instanceof FakeOutput ? v : new FakeOutput(v));
-
-interface Created {
-  readonly type: string;
-  readonly name: string;
-  readonly args: Record<string, unknown>;
-  readonly opts: { provider?: { name: string; args: { region: string } } } | undefined;
-  readonly self: Record<string, unknown>;
-}
-let created: Created[] = [];
-let cloudMapName: (name: string, stage: string) => string = (name, stage) => `${name}.${stage}.flaplab.sst`;
-
-function fake(type: string, extra: (name: string, args: Record<string, unknown>) => Record<string, unknown> = () => ({})) {
-  return class {
-    [key: string]: unknown;
-    constructor(name: string, args: Record<string, unknown> = {}, opts?: Created["opts"]) {
-      Object.assign(this, { name, args }, extra(name, args));
-      created.push({ type, name, args, opts, self: this });
-    }
-  };
+async function plan(stage: string): Promise<DeploymentPlan> {
+  return planDeployment(await loadTopology(stageTopology(stage)), { stage, domain: DOMAIN, topologyName: stage });
 }
 
-function installGlobals(stage: string): void {
-  const g = globalThis as Record<string, unknown>;
-  g["$config"] = (c: unknown) => c;
-  g["$app"] = { name: "flaplab", stage };
-  g["$cli"] = { paths: { root: ROOT } };
-  g["$interpolate"] = (strings: TemplateStringsArray, ...values: unknown[]) =>
-    out(strings.reduce((acc, s, i) => acc + s + (i < values.length ? String(unwrap(values[i])) : ""), ""));
-  g["$output"] = out;
-  g["$util"] = { all: (items: unknown[]) => out(items.map(unwrap)) };
-  g["sst"] = {
-    Secret: fake("sst.Secret", (name) => ({ value: out(`<secret ${name}>`) })),
-    aws: {
-      Vpc: fake("sst.aws.Vpc", (name, args) => {
-        const azs = args["az"] as string[];
-        return {
-          id: out(`vpc-${name}`),
-          publicSubnets: out(azs.map((_, i) => `subnet-${name}-${i}`)),
-          securityGroups: out([`sg-${name}`]),
-          nodes: { publicSubnets: out(azs.map((az) => ({ availabilityZone: out(az) }))) },
-        };
-      }),
-      Cluster: fake("sst.aws.Cluster"),
-      Alb: fake("sst.aws.Alb", (name) => ({
-        url: out(`https://${name}/`),
-        getListener: (protocol: string, port: number) => ({ arn: out(`arn:listener:${name}:${protocol}${port}`) }),
-      })),
-      Postgres: fake("sst.aws.Postgres", (name) => ({
-        username: out("postgres"),
-        password: out("p@ss/word"),
-        host: out(`${name}.rds`),
-        port: out(5432),
-        database: out("flaplab"),
-      })),
-      Redis: fake("sst.aws.Redis", (name) => ({
-        username: out("default"),
-        password: out("t0k/en+"),
-        host: out(`master.${name}.cache.amazonaws.com`),
-        port: out(6379),
-      })),
-      Service: fake("sst.aws.Service", (name) => ({ service: out(cloudMapName(name, (g["$app"] as { stage: string }).stage)) })),
-      StaticSite: fake("sst.aws.StaticSite", (name) => ({ url: out(`https://${name}/`) })),
-    },
-  };
-  g["aws"] = {
-    Provider: fake("aws.Provider"),
-    ssm: { Parameter: fake("aws.ssm.Parameter", (name) => ({ arn: out(`arn:ssm:${name}`) })) },
-    lb: {
-      LoadBalancer: fake("aws.lb.LoadBalancer", (name) => ({ arn: out(`arn:nlb:${name}`), dnsName: out(`${name}.elb`), zoneId: out("Z1") })),
-      TargetGroup: fake("aws.lb.TargetGroup", (name) => ({ arn: out(`arn:tg:${name}`) })),
-      Listener: fake("aws.lb.Listener"),
-      ListenerRule: fake("aws.lb.ListenerRule"),
-    },
-    vpc: { SecurityGroupIngressRule: fake("aws.vpc.SecurityGroupIngressRule") },
-    route53: { getZoneOutput: () => ({ zoneId: out("Z123") }), Record: fake("aws.route53.Record") },
-  };
-}
-
-interface SstConfig {
-  app(): { name: string; home: string; providers: { aws: { region: string } } };
-  run(): Promise<Record<string, unknown>>;
-}
 let config: SstConfig;
-
-async function run(stage: string, env: Record<string, string> = {}): Promise<Record<string, unknown>> {
-  created = [];
-  installGlobals(stage);
-  const saved = { ...process.env };
-  Object.assign(process.env, { FLAPLAB_DOMAIN: DOMAIN }, env);
-  try {
-    return await config.run();
-  } finally {
-    for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
-    Object.assign(process.env, saved);
-  }
-}
-
-async function plan(stage: string, http3Groups: string[] = []): Promise<DeploymentPlan> {
-  return planDeployment(await loadTopology(stageTopology(stage)), { stage, domain: DOMAIN, topologyName: stage, http3Groups });
-}
-
-const ofType = (type: string) => created.filter((c) => c.type === type);
-
 beforeAll(async () => {
-  // The config reads these; the tests set what they need.
-  for (const key of ["FLAPLAB_DOMAIN", "FLAPLAB_DEFAULT_REGION", "FLAPLAB_HTTP3_GROUPS", "FLAPLAB_TRACING"]) delete process.env[key];
-  installGlobals("monolith");
-  config = ((await import(CONFIG)) as { default: SstConfig }).default;
+  config = await loadConfig();
 });
 afterEach(() => {
-  cloudMapName = (name, stage) => `${name}.${stage}.flaplab.sst`;
+  setCloudMapName();
 });
 
 describe("sst.config.ts", () => {
@@ -167,6 +52,8 @@ describe("sst.config.ts", () => {
     expect(ofType("sst.aws.Vpc")).toHaveLength(p.regions.length);
     expect(ofType("sst.aws.Cluster")).toHaveLength(p.regions.length);
     for (const c of created) {
+      // (Listener rules SST's Services create are children of the service, recorded without options.)
+      if (c.type === "sst.aws.Service:ListenerRule") continue;
       if (["aws.Provider", "sst.Secret", "sst.aws.StaticSite"].includes(c.type)) {
         expect(c.opts?.provider, `${c.type} ${c.name}`).toBeUndefined();
       } else {
@@ -191,11 +78,13 @@ describe("sst.config.ts", () => {
         environment: Record<string, unknown>;
         ssm: Record<string, unknown>;
         image: unknown;
+        architecture: string;
         cpu: string;
         memory: string;
       };
-      expect(args.image).toEqual({ context: ".", dockerfile: "apps/server/Dockerfile", args: { FLAPLAB_HTTP3: "0" } });
-      expect([args.cpu, args.memory]).toEqual(["0.25 vCPU", "0.5 GB"]);
+      expect(args.image).toEqual({ context: ".", dockerfile: "apps/server/Dockerfile" });
+      expect(args.architecture).toBe("arm64");
+      expect([args.cpu, args.memory]).toEqual([s.size.cpu, s.size.memory]);
       for (const [k, v] of Object.entries(s.environment)) expect(args.environment[k], k).toBe(v);
       expect(unwrap(args.environment[ENV.jwtPublicKey])).toBe("<secret JwtPublicKey>");
       expect(args.environment[ENV.jwtPrivateKey]).toBeUndefined();
@@ -219,7 +108,7 @@ describe("sst.config.ts", () => {
     await run("multiaz");
     const p = await plan("multiaz");
     const alb = ofType("sst.aws.Alb")[0]!;
-    expect(alb.args["domain"]).toEqual({ name: p.regions[0]!.loadBalancer!.host, aliases: p.regions[0]!.loadBalancer!.aliases });
+    expect(alb.args["domain"]).toMatchObject({ name: p.regions[0]!.loadBalancer!.host, aliases: p.regions[0]!.loadBalancer!.aliases });
     for (const s of p.services) {
       const args = ofType("sst.aws.Service").find((c) => c.name === s.name)!.args as {
         loadBalancer?: { rules: { listen: string; forward: string; conditions: { path: string }; priority: number }[] };
@@ -234,14 +123,44 @@ describe("sst.config.ts", () => {
       const net = serviceArgs["networkConfiguration"] as { subnets: unknown[]; assignPublicIp: boolean };
       expect(net.assignPublicIp).toBe(true);
       expect(unwrap(net.subnets[0])).toBe(`subnet-VpcUsEast1-${s.subnetIndex}`);
-      const streamTarget: Record<string, unknown> = { port: 8443 };
-      args.transform.target(streamTarget);
-      expect(streamTarget["healthCheck"]).toMatchObject({ port: "8080", protocol: "HTTP", path: "/healthz" });
-      const connectTarget: Record<string, unknown> = { port: 8080 };
-      args.transform.target(connectTarget);
-      expect(connectTarget["healthCheck"]).toBeUndefined();
+      // What SST 4.17.1 gives a target group without health settings: ELB's 30 s interval, 5 checks, and no deregistration delay (300 s).
+      for (const port of [8443, 8080]) {
+        const target: Record<string, unknown> = { port, healthCheck: { path: "/", interval: 30, timeout: 5, healthyThreshold: 5, unhealthyThreshold: 2, matcher: "200" } };
+        args.transform.target(target);
+        expect(target["healthCheck"], `${s.name} ${port}`).toEqual({
+          protocol: "HTTP",
+          port: "8080",
+          path: "/healthz",
+          matcher: "200",
+          interval: 5,
+          timeout: 2,
+          healthyThreshold: 2,
+          unhealthyThreshold: 2,
+        });
+        expect(target["deregistrationDelay"]).toBe(5);
+      }
     }
     expect(ofType("sst.aws.Service").find((c) => c.name === "Worldgen")!.args["loadBalancer"]).toBeUndefined();
+  });
+
+  it("gives each region's load balancer one wildcard certificate that covers every host on it, however many groups", async () => {
+    for (const stage of ["multiregion", "microservices-sharded"]) {
+      await run(stage);
+      const certs = ofType("aws.acm.Certificate");
+      const albs = ofType("sst.aws.Alb");
+      expect(certs).toHaveLength(albs.length);
+      for (const alb of albs) {
+        const domain = alb.args["domain"] as { name: string; aliases: string[]; cert: unknown };
+        const validated = String(unwrap(domain.cert));
+        const cert = certs.find((c) => validated === `arn:acm:${c.name}`)!;
+        expect(cert.args).toEqual({ domainName: `*.${stage}.${DOMAIN}`, validationMethod: "DNS" });
+        expect(cert.opts!.provider).toBe(alb.opts!.provider);
+        // A wildcard covers exactly one label: every host on the balancer is <label>.<stage>.<domain>.
+        for (const host of [domain.name, ...domain.aliases]) expect(host, alb.name).toMatch(new RegExp(`^[a-z0-9-]+\\.${stage}\\.${DOMAIN.replaceAll(".", "\\.")}$`));
+      }
+      // ACM asks every region for the same validation record: each writes it, overwriting.
+      for (const r of ofType("aws.route53.Record").filter((x) => x.name.endsWith("Validation"))) expect(r.args["allowOverwrite"]).toBe(true);
+    }
   });
 
   it("builds the web site with the plan's /config.json", async () => {
@@ -253,33 +172,36 @@ describe("sst.config.ts", () => {
     expect(JSON.parse((site.args["environment"] as Record<string, string>)["FLAPLAB_WEB_CONFIG"]!)).toEqual(p.web.config);
   });
 
-  it("adds a TCP+UDP network load balancer only for FLAPLAB_HTTP3_GROUPS", async () => {
-    await run("microservices");
-    expect(ofType("aws.lb.LoadBalancer")).toHaveLength(0);
+  it("offers no native HTTP/3: no network load balancer, no UDP port, whatever FLAPLAB_HTTP3_GROUPS says", async () => {
     await run("microservices", { FLAPLAB_HTTP3_GROUPS: "engine" });
-    expect(ofType("aws.lb.LoadBalancer").map((c) => c.name)).toEqual(["NlbEngine"]);
-    expect(ofType("aws.lb.Listener")[0]!.args).toMatchObject({ port: 443, protocol: "TCP_UDP" });
-    expect(ofType("aws.route53.Record")[0]!.args["name"]).toBe(`h3-engine.microservices.${DOMAIN}`);
-    const engine = ofType("sst.aws.Service").find((c) => c.name === "Engine")!.args as {
-      transform: { service: (a: Record<string, unknown>) => void; taskDefinition?: (a: Record<string, unknown>) => void };
-    };
-    const serviceArgs: Record<string, unknown> = { loadBalancers: [] };
-    engine.transform.service(serviceArgs);
-    expect(unwrap(serviceArgs["loadBalancers"])).toEqual([
-      { targetGroupArn: "arn:tg:NlbEngineTarget", containerName: "Engine", containerPort: 8443 },
-    ]);
-    const taskArgs: Record<string, unknown> = { containerDefinitions: JSON.stringify([{ portMappings: [{ containerPortRange: "1-65535" }] }]) };
-    engine.transform.taskDefinition!(taskArgs);
-    expect(JSON.parse(unwrap(taskArgs["containerDefinitions"]) as string)[0].portMappings).toContainEqual({
-      containerPort: 8443,
-      protocol: "udp",
-    });
+    expect(ofType("aws.lb.LoadBalancer")).toHaveLength(0);
+    expect(ofType("aws.lb.Listener")).toHaveLength(0);
+    const engine = ofType("sst.aws.Service").find((c) => c.name === "Engine")!.args as { transform: { taskDefinition?: unknown } };
+    expect(engine.transform.taskDefinition).toBeUndefined();
+  });
+
+  it("runs every service on arm64 from one prebuilt image when FLAPLAB_IMAGE names it, else SST builds one per service", async () => {
+    const image = "123456789012.dkr.ecr.us-east-1.amazonaws.com/flaplab-server:0123456789ab";
+    await run("multiregion", { FLAPLAB_IMAGE: image });
+    for (const svc of ofType("sst.aws.Service")) {
+      expect([svc.args["image"], svc.args["architecture"]], svc.name).toEqual([image, "arm64"]);
+    }
+    await run("multiregion");
+    for (const svc of ofType("sst.aws.Service")) {
+      expect([svc.args["image"], svc.args["architecture"]], svc.name).toEqual([{ context: ".", dockerfile: "apps/server/Dockerfile" }, "arm64"]);
+    }
+    const p = planDeployment(await loadTopology(stageTopology("multiregion")), { stage: "multiregion", domain: DOMAIN, image });
+    expect(p.image).toMatchObject({ prebuilt: image, builds: 0, buildS: { min: 0, max: 0 } });
+    const built = await plan("multiregion");
+    expect(built.image).toMatchObject({ builds: 6, buildS: { min: 6 * 300, max: 6 * 330 } });
+    expect(built.warnings.some((w) => w.includes("FLAPLAB_IMAGE"))).toBe(true);
+    await expect(run("monolith", { FLAPLAB_IMAGE: "flaplab-server" })).rejects.toThrow(/is not <registry>\/<repository>:<tag>/);
   });
 
   it("fails if SST names a service's Cloud Map host differently from the plan", async () => {
     const outputs = await run("microservices");
     expect(unwrap(outputs["EnginePrivate"])).toBe("Engine.microservices.flaplab.sst");
-    cloudMapName = (name) => `${name}.elsewhere.sst`;
+    setCloudMapName((name) => `${name}.elsewhere.sst`);
     await expect(run("microservices")).rejects.toThrow(/differs from the planned/);
   });
 
@@ -322,14 +244,10 @@ describe("sst.config.ts", () => {
         ]);
         const body = JSON.parse((r.args["actions"] as { fixedResponse: { messageBody: string } }[])[0]!.fixedResponse.messageBody);
         expect(body.code).toBe("permission_denied");
-        // Before every route the services add.
-        const services = ofType("sst.aws.Service").filter((c) => c.opts!.provider!.args.region === region.region);
-        for (const svc of services) {
-          const lb = svc.args["loadBalancer"] as { rules: { priority: number; conditions: { header?: unknown } }[] } | undefined;
-          for (const rule of lb?.rules ?? []) {
-            if (rule.conditions.header === undefined) expect(rule.priority).toBeGreaterThan(r.args["priority"] as number);
-            else expect(rule.priority).toBeLessThan(r.args["priority"] as number);
-          }
+        // Before every route the services add, except the cross-region internal ones (caller header).
+        for (const route of region.loadBalancer!.routes) {
+          if (route.kind === "internal") expect(route.priority).toBeLessThan(r.args["priority"] as number);
+          else expect(route.priority).toBeGreaterThan(r.args["priority"] as number);
         }
       }
     }
@@ -352,36 +270,45 @@ describe("sst.config.ts", () => {
     expect(ofType("sst.aws.Redis")).toEqual([]);
   });
 
-  it("adds each engine shard's host name to its stream rule", async () => {
+  it("gives each of a service's listener rules the plan's conditions: path, header and an engine shard's host, one field each", async () => {
     await run("microservices-sharded");
     const p = await plan("microservices-sharded");
     for (const name of ["Engine1", "Engine2", "Engine3"]) {
       const svc = ofType("sst.aws.Service").find((x) => x.name === name)!;
       const route = p.services.find((x) => x.name === name)!.albRoutes.find((r) => r.kind === "stream")!;
       const transform = (svc.args["transform"] as { listenerRule: (args: Record<string, unknown>, opts: unknown, name: string) => undefined }).listenerRule;
-      const args: Record<string, unknown> = { conditions: [{ pathPattern: { values: [route.path] } }] };
+      // What SST 4.17.1 hands the transform for a rule with conditions { path }.
+      const args: Record<string, unknown> = { conditions: [{ pathPattern: { values: [route.path] }, queryStrings: undefined, httpHeader: undefined }] };
       transform(args, {}, `${name}AlbRuleHTTPS443P${route.priority}`);
-      expect(unwrap(args["conditions"])).toEqual([{ pathPattern: { values: [route.path] } }, { hostHeader: { values: [route.host] } }]);
-      // Any other rule of the service is left as it is.
-      const other: Record<string, unknown> = { conditions: [{ pathPattern: { values: ["/x"] } }] };
-      transform(other, {}, `${name}AlbRuleHTTPS443P1`);
-      expect(other["conditions"]).toEqual([{ pathPattern: { values: ["/x"] } }]);
+      expect(unwrap(args["conditions"])).toEqual([
+        { pathPattern: { values: [route.path] } },
+        { httpHeader: { httpHeaderName: "sec-websocket-protocol", values: ["webtransport_*"] } },
+        { hostHeader: { values: [route.host] } },
+      ]);
+      // A rule the plan does not have is an error, not a rule left as SST made it.
+      expect(() => transform({ conditions: [] }, {}, `${name}AlbRuleHTTPS443P1`)).toThrow(/not in the plan/);
     }
   });
 
   it("lets cross-region callers through on the service's rules only with the caller header", async () => {
     await run("multiregion");
-    const score = ofType("sst.aws.Service").find((c) => c.name === "Score")!.args["loadBalancer"] as {
-      rules: { forward: string; conditions: { path: string; header?: { name: string; values: string[] } } }[];
-    };
-    const recordRun = score.rules.find((r) => r.conditions.path === internalPaths("score")[0]);
-    expect(recordRun).toMatchObject({ forward: "8080/http", conditions: { header: { name: CALLER_HEADER, values: ["*"] } } });
+    const recordRun = awsListenerRules().find((r) => r.action.startsWith("forward Score:") && JSON.stringify(r.conditions).includes(internalPaths("score")[0]!));
+    expect(recordRun).toMatchObject({
+      action: "forward Score:8080/http",
+      conditions: [{ pathPattern: { values: [internalPaths("score")[0]] } }, { httpHeader: { httpHeaderName: CALLER_HEADER, values: ["*"] } }],
+    });
     // In one region nobody goes through the listener for an internal method.
     await run("microservices");
-    for (const svc of ofType("sst.aws.Service")) {
-      const lb = svc.args["loadBalancer"] as { rules: { conditions: { header?: unknown } }[] } | undefined;
-      expect((lb?.rules ?? []).filter((r) => r.conditions.header !== undefined), svc.name).toEqual([]);
-    }
+    const withCaller = awsListenerRules().filter((r) => JSON.stringify(r.conditions).includes(CALLER_HEADER));
+    expect(withCaller).toEqual([]);
+  });
+
+  it("replaces engine and music within about a minute: 5 s of draining, the task's start, 2 health checks 5 s apart", async () => {
+    const p = await plan("microservices");
+    const engine = p.services.find((x) => x.group === "engine")!;
+    // ELB's defaults (300 s draining, 5 checks 30 s apart) left 480–510 s.
+    expect(engine.deployment.gapS).toEqual({ min: 5 + 30 + 10, max: 5 + 60 + 10 });
+    expect(p.services.find((x) => x.group === "auth")!.deployment.gapS).toBeUndefined();
   });
 
   it("stops engine and music before starting their replacement; other services roll over", async () => {
@@ -407,14 +334,6 @@ describe("sst.config.ts", () => {
       (svc.args["transform"] as { logGroup: (a: Record<string, unknown>, o: Record<string, unknown>) => void }).logGroup(logArgs, logOpts);
       expect(logArgs).toEqual({ name: undefined, namePrefix: `/flaplab/multiregion/${group}/`, retentionInDays: 90 });
       expect(logOpts["retainOnDelete"]).toBe(true);
-    }
-  });
-
-  it("builds the native HTTP/3 package only into the images of FLAPLAB_HTTP3_GROUPS", async () => {
-    await run("microservices", { FLAPLAB_HTTP3_GROUPS: "music" });
-    for (const svc of ofType("sst.aws.Service")) {
-      expect((svc.args["image"] as { args: Record<string, string> }).args, svc.name).toEqual({ FLAPLAB_HTTP3: svc.name === "Music" ? "1" : "0" });
-      expect(Object.keys(svc.args["environment"] as object).filter((k) => k === "FLAPLAB_HTTP3" || /^FLAPLAB_[A-Z]+_URL$/.test(k))).toEqual([]);
     }
   });
 

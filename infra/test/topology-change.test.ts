@@ -49,7 +49,17 @@ describe("the cloud plan follows the topology file", () => {
     expect(musicCallUrl(before)).toBe("https://music.multiregion.flaplab.example.org");
     expect(musicCallUrl(after)).toBe("http://music.multiregion.flaplab.sst:8080");
     // Music is no longer called across regions, so its Connect route leaves the load balancer.
-    expect(musicAfter.albRoutes.map((r) => r.kind)).toEqual(["stream"]);
+    expect(musicAfter.albRoutes.map((r) => r.kind)).toEqual(["stream", "websocket"]);
+  });
+
+  it("adding engine shards adds host names to the load balancer, never names to its certificate", async () => {
+    const p = await planEdited("microservices-sharded", (t) => {
+      for (let n = 4; n <= 12; n++) t.groups[`engine-${n}`] = { components: ["engine"], region: "local", zone: "a", address: `127.0.0.1:${7100 + n}` } as never;
+    });
+    const lb = p.regions[0]!.loadBalancer!;
+    // 12 engines and the other public groups: more hosts than ACM's default 10 names per certificate.
+    expect(lb.aliases.length + 1).toBeGreaterThan(10);
+    expect(lb.certificate.domainName).toBe("*.microservices-sharded.flaplab.example.org");
   });
 
   it("moving a group to another zone moves its service to that zone's subnet", async () => {

@@ -23,15 +23,15 @@ import { createInitiator, type EngineTarget, initiatorComponent, rendezvousPlace
 import { DurableOutbox } from "@flaplab/outbox";
 import { openSnapshotStore, rendezvousRank, type SnapshotStore, takesGames } from "@flaplab/snapshots";
 import { createMusic, createMusicSessionHandler, createMusicStreams, musicComponent, type MusicStreams } from "@flaplab/music";
-import { type GroupSpec, groupOf, groupsOf, type Runtime } from "@flaplab/runtime";
+import { groupOf, groupsOf, type Runtime } from "@flaplab/runtime";
 import type { StreamRoute } from "@flaplab/streams";
 import type { Logger } from "pino";
 import { createScore, openScoreStore, scoreComponent } from "@flaplab/score";
 import { createWorldGen, worldgenComponent } from "@flaplab/worldgen";
+import { ENGINE_STREAM_PATH, engineUrls, MUSIC_STREAM_PATH, musicUrls } from "./stream-urls.js";
 
 /** URL paths of the two streams on a group's stream server. */
-export const ENGINE_STREAM_PATH = "/engine/v1/game";
-export const MUSIC_STREAM_PATH = "/music/v1/music";
+export { ENGINE_STREAM_PATH, MUSIC_STREAM_PATH, webSocketUrl } from "./stream-urls.js";
 
 /** What the components of one process share, and what must be closed at shutdown. */
 export interface MountedGroup {
@@ -186,10 +186,7 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
             createInitiator({
               worldgen: runtime.client(worldgenComponent, "initiator"),
               engines,
-              music: {
-                musicUrl: musicGroup.streamPublicUrl + MUSIC_STREAM_PATH,
-                musicWsUrl: webSocketUrl(musicGroup.publicUrl) + MUSIC_STREAM_PATH,
-              },
+              music: musicUrls(musicGroup),
               tickets: createStreamTicketSigner({ privateKey: opts.serviceKeys.privateKey }),
             }),
           );
@@ -230,11 +227,6 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
   };
 }
 
-/** Where clients open an engine group's game streams. */
-function engineUrls(group: GroupSpec): { engineUrl: string; engineWsUrl: string } {
-  return { engineUrl: group.streamPublicUrl + ENGINE_STREAM_PATH, engineWsUrl: webSocketUrl(group.publicUrl) + ENGINE_STREAM_PATH };
-}
-
 /** The deployment's snapshot store (FLAPLAB_SNAPSHOT_STORE; in process for a single engine). */
 function openStore(runtime: Runtime, logger: Logger): Promise<SnapshotStore> {
   let lastLogMs = Number.NEGATIVE_INFINITY;
@@ -252,9 +244,4 @@ function openStore(runtime: Runtime, logger: Logger): Promise<SnapshotStore> {
 
 export function callLogPath(dataDir: string, topology: string, group: string): string {
   return join(dataDir, "logs", `rpc-${topology}-${group}.ndjson`);
-}
-
-/** The WebSocket URL of a group's RPC base URL: http → ws, https → wss, without a trailing slash. */
-export function webSocketUrl(publicUrl: string): string {
-  return publicUrl.replace(/^http(s?):\/\//, "ws$1://").replace(/\/+$/, "");
 }
