@@ -138,6 +138,11 @@ async function main(): Promise<number> {
   }
   const tests = results.filter((r) => r.name.startsWith("test")).reduce((a, r) => a + r.seconds, 0);
   console.log(`tier ${tier}: ${duration(total)} in all, ${duration(tests)} of tests, ${sum.files} test files; ended at ${new Date().toISOString().slice(11, 19)} UTC`);
+  if (tier === "full") {
+    const cases = (names: string[]) =>
+      results.filter((r) => names.includes(r.name)).reduce((a, r) => a + r.counts.passed + r.counts.failed + r.counts.skipped, 0);
+    console.log(`test cases: ${cases(["test", "test:serial"])} in the fast tier (pnpm test), ${cases(["test:slow"])} in the slow tier`);
+  }
   const ok = results.length === stepsOf(tier).length && results.every((r) => r.ok);
   // The closing line CI reads: every vitest case of the tier.
   if (!ok) console.log(`tier ${tier} FAILED: ${results.filter((r) => !r.ok).map((r) => r.name).join(", ") || "stopped early"}`);
