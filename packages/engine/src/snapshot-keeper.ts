@@ -289,7 +289,8 @@ export class SnapshotKeeper {
   /**
    * Continues game `gameId` of player `username` here from its stored snapshot (or returns it
    * when it is already here). NotFound when the store has no such game; PermissionDenied when
-   * it is another player's; FailedPrecondition when it is over.
+   * it is another player's; FailedPrecondition when it is over; ResourceExhausted when the
+   * player's unfinished games here (`maxGamesPerPlayer`) are all being played, or the table is full.
    */
   async resume(gameId: string, username: string): Promise<Game> {
     const here = this.games.get(gameId);
@@ -309,6 +310,9 @@ export class SnapshotKeeper {
     // It may have arrived while the store was read (two resumes at once).
     const arrived = this.games.get(gameId);
     if (arrived) return arrived;
+    // The player's limit here holds for a continued game as for a new one; asked before the claim,
+    // so a refused game stays its holder's in the store.
+    this.games.requireRoomFor(username);
     // From now on only this engine's snapshots of the game are written.
     try {
       await this.store.claim(gameId, this.engine);
@@ -317,7 +321,7 @@ export class SnapshotKeeper {
     }
     const raced = this.games.get(gameId);
     if (raced) return raced;
-    const game = this.games.adopt(gameOf(stored, this.clock()));
+    const game = this.games.adopt(gameOf(stored, this.clock()), { resumed: true });
     // Its origin is in the store already.
     this.kept.set(gameId, { game, message: undefined, dirty: false, inFlight: false, forgotten: false });
     this.logger?.info({ event: "game-resumed", gameId, tick: game.state.tick, from: stored.snapshot.engine }, "game continued from its snapshot");
