@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { checkGameId, MAX_GAME_ID_LENGTH } from "@flaplab/component";
 import {
   type BirdBox,
   type Course,
@@ -160,16 +161,8 @@ export const DEFAULT_UNPLAYED_TTL_MS = 60_000;
 export const DEFAULT_SWEEP_INTERVAL_MS = 10_000;
 /** Refusals are logged at most this often (the first at once), with a count of the others. */
 const REFUSAL_LOG_INTERVAL_MS = 5_000;
-export const MAX_GAME_ID_LENGTH = 64;
-const GAME_ID = /^[\x21-\x7e]+$/;
-
-/** Why a game id is unusable, or undefined: 1…64 printable ASCII characters, no spaces. */
-export function checkGameId(id: string): string | undefined {
-  if (id.length === 0) return "game id is required";
-  if (id.length > MAX_GAME_ID_LENGTH) return `game id longer than ${MAX_GAME_ID_LENGTH} characters`;
-  if (!GAME_ID.test(id)) return "game id must be printable ASCII without spaces";
-  return undefined;
-}
+/** Why a game id is unusable, or undefined (shared by every component: `@flaplab/component`). */
+export { checkGameId, MAX_GAME_ID_LENGTH };
 
 /** The bird box to play with: a zero (unset) dimension takes the 34×24 default's. */
 export function birdOrDefault(bird: BirdBox | undefined): BirdBox {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Code, ConnectError, type Client, type ServiceImpl } from "@connectrpc/connect";
-import { defineComponent, requirePrincipal } from "@flaplab/component";
+import { checkGameId, defineComponent, requirePrincipal } from "@flaplab/component";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import type { WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import type { EnginePlacement, EngineTarget } from "./placement.js";
@@ -65,7 +65,9 @@ export function createInitiator(deps: InitiatorDeps): ServiceImpl<typeof Initiat
 
     async resumeGame(req, ctx) {
       const { username } = requirePrincipal(ctx);
-      if (req.gameId === "") throw new ConnectError("game id is required", Code.InvalidArgument);
+      // Checked before anything uses it: the placement looks the game up in the snapshot store.
+      const problem = checkGameId(req.gameId);
+      if (problem !== undefined) throw new ConnectError(problem, Code.InvalidArgument);
       const { engine, answer } = await onFirstEngine(await deps.engines(req.gameId, "resume"), (e) => e.client.resumeGame({ gameId: req.gameId }));
       const { ticket } = await deps.tickets.sign(req.gameId, username);
       return {
