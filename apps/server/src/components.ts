@@ -156,7 +156,7 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
               if (to === undefined) return undefined;
               const urls = engineUrls(targets.get(to)!);
               const game = table.get(gameId);
-              const { ticket } = await tickets.sign(gameId, game?.owner.username ?? "");
+              const { ticket } = await tickets.sign(gameId, game?.owner.username ?? "", to);
               return { engineUrl: urls.engineUrl, engineWsUrl: urls.engineWsUrl, streamTicket: ticket };
             });
             logger.info({ event: "drained", ...result, to: open }, "engine drained");

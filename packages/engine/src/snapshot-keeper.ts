@@ -316,6 +316,20 @@ export class SnapshotKeeper {
     }
     if (stored.origin.owner !== username) throw new ConnectError(`game ${gameId} belongs to another player`, Code.PermissionDenied);
     if (stored.snapshot.phase === PlayState.OVER) throw new ConnectError(`game ${gameId} is over`, Code.FailedPrecondition);
+    // A game moves only from an engine that is gone or draining: one whose holder is up and taking
+    // games stays there (the initiator sends ResumeGame to the holder first while it is up).
+    const holder = stored.snapshot.engine;
+    if (holder !== "" && holder !== this.engine) {
+      let beats: EngineBeat[];
+      try {
+        beats = await this.store.liveEngines();
+      } catch (err) {
+        throw new ConnectError(`the snapshot store cannot be read: ${(err as Error).message}`, Code.Unavailable);
+      }
+      if (beats.some((b) => b.engine === holder && !b.draining)) {
+        throw new ConnectError(`game ${gameId} is held by engine ${holder}, which is up: it continues there`, Code.Unavailable);
+      }
+    }
     // It may have arrived while the store was read (two resumes at once).
     const arrived = this.games.get(gameId);
     if (arrived) return arrived;

@@ -20,7 +20,8 @@ export interface MusicEndpoints {
 
 /** Signs the ticket that opens a game's streams (`createStreamTicketSigner` of @flaplab/identity). */
 export interface StreamTicketIssuer {
-  sign(gameId: string, username: string): Promise<{ readonly ticket: string }>;
+  /** A ticket for the game's streams; its game stream opens only at `engine` (the engine's group name). */
+  sign(gameId: string, username: string, engine: string): Promise<{ readonly ticket: string }>;
 }
 
 export interface InitiatorDeps {
@@ -59,7 +60,7 @@ export function createInitiator(deps: InitiatorDeps): ServiceImpl<typeof Initiat
       const { world } = await deps.worldgen.generateWorld({ gameId, viewport, seed: req.seed });
       if (!world) throw new ConnectError("world generator returned no world", Code.Internal);
       const { engine, answer } = await onFirstEngine(await deps.engines(gameId, "start"), (e) => e.client.startGame({ gameId, world, bird }));
-      const { ticket } = await deps.tickets.sign(gameId, username);
+      const { ticket } = await deps.tickets.sign(gameId, username, engine.name);
       return answerFor(engine, { gameId, seed: world.seed, pipesInView: answer.pipesInView, streamTicket: ticket });
     },
 
@@ -69,7 +70,7 @@ export function createInitiator(deps: InitiatorDeps): ServiceImpl<typeof Initiat
       const problem = checkGameId(req.gameId);
       if (problem !== undefined) throw new ConnectError(problem, Code.InvalidArgument);
       const { engine, answer } = await onFirstEngine(await deps.engines(req.gameId, "resume"), (e) => e.client.resumeGame({ gameId: req.gameId }));
-      const { ticket } = await deps.tickets.sign(req.gameId, username);
+      const { ticket } = await deps.tickets.sign(req.gameId, username, engine.name);
       return {
         game: answerFor(engine, { gameId: req.gameId, seed: answer.seed, pipesInView: answer.pipesInView, streamTicket: ticket }),
         tick: answer.tick,
