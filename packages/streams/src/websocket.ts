@@ -93,11 +93,12 @@ export function createWebSocketStreams(opts: WebSocketStreamsOptions): WebSocket
   const shares = new SessionShares(limits, logger);
   let closing = false;
 
-  function upgrade(req: IncomingMessage, socket: Socket, head: Buffer, route: StreamRoute, gameId: string, principal: Principal): Promise<void> {
+  /** Answers 101 and runs the session; `shared`: counted against the game's, player's and address's shares here. */
+  function upgrade(req: IncomingMessage, socket: Socket, head: Buffer, route: StreamRoute, gameId: string, principal: Principal, shared = true): Promise<void> {
     return new Promise<void>((resolve) => {
       wss.handleUpgrade(req, socket, head, (ws) => {
         const entry = adapt(ws, socket, route.kind, gameId, principal, logger);
-        if (!shares.admit(entry.session, socket.remoteAddress)) return resolve();
+        if (shared && !shares.admit(entry.session, socket.remoteAddress)) return resolve();
         live.add(entry);
         void entry.session.closed.then(() => live.delete(entry));
         runHandler(route, entry.session, logger);
@@ -145,7 +146,8 @@ export function createWebSocketStreams(opts: WebSocketStreamsOptions): WebSocket
     adopt(req, socket, head, admitted) {
       const route = Object.hasOwn(routes, admitted.path) ? routes[admitted.path] : undefined;
       if (!route || closing) return refuse(socket, route ? 503 : 404);
-      upgrade(req as IncomingMessage, socket, head, route, admitted.gameId, admitted.principal).catch((err: unknown) => {
+      // Admitted by another process's link (its checks, its shares): not counted again here.
+      upgrade(req as IncomingMessage, socket, head, route, admitted.gameId, admitted.principal, false).catch((err: unknown) => {
         logger.error({ err }, "websocket upgrade failed");
         socket.destroy();
       });
