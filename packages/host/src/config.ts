@@ -45,8 +45,8 @@ export const DEFAULT_HOST_LIMITS: HostLimits = {
   maxStreamsPerSession: 512,
   maxSessionMemoryMiB: 32,
   bodyTimeoutMs: 5000,
-  maxCallsPerConnection: 64,
-  maxCallsPerAddress: 128,
+  maxCallsPerConnection: 128,
+  maxCallsPerAddress: 160,
 };
 
 /** The environment variable of each limit. */

@@ -136,7 +136,7 @@ describe("overload", () => {
     await new Promise((r) => setTimeout(r, 800)); // two log intervals: the summary, then the end
     const events = lines.filter((l) => typeof l["event"] === "string" && String(l["event"]).startsWith("rpc-shed"));
     expect(events.length).toBeLessThanOrEqual(3);
-    // Queue full, or past the connection's share (64 calls of one connection).
+    // Queue full, or past the connection's share of the calls.
     const counted = events
       .filter((e) => e["event"] === "rpc-shed")
       .reduce((n, e) => n + Object.values(e["counts"] as Record<string, number>).reduce((a, b) => a + b, 0), 0);

@@ -1,4 +1,4 @@
-// Attack: call requests whose body never comes. One h2c connection, no token, opens 80 POST
+// Attack: call requests whose body never comes. One h2c connection, no token, opens 80 (here 140) POST
 // streams and never sends a body; or 70 HTTP/1.1 sockets send a request's headers and stop. Before,
 // a call took one of the 64 call slots when its headers arrived and waited for its body with no
 // deadline (300 s on HTTP/1.1), and the h2c idle timer counted a session with open streams as
@@ -63,7 +63,7 @@ function closeTime(emitter: { once(event: "close", fn: () => void): unknown }, w
 }
 
 describe("calls whose body never comes", () => {
-  it("80 stalled streams on one h2c connection hold no call slot, are cut at the body deadline, and the session is closed as idle", async () => {
+  it("140 stalled streams on one h2c connection hold no call slot, are cut at the body deadline, and the session is closed as idle", async () => {
     const session = connectH2(m.baseUrl);
     session.on("error", () => {});
     const sessionClosed = closeTime(session, IDLE_MS + BODY_TIMEOUT_MS + 3 * SLACK_MS);
@@ -74,15 +74,18 @@ describe("calls whose body never comes", () => {
       stream.resume();
       return stream;
     };
-    const stalled = Array.from({ length: 80 }, open);
+    const stalled = Array.from({ length: 140 }, open);
     const cut = stalled.map((s) => closeTime(s, BODY_TIMEOUT_MS + SLACK_MS));
     await new Promise((r) => setTimeout(r, 100));
     const during = await victimCalls(20);
     const stats = await m.server.host.stats();
-    console.log(`[h2c] 80 stalled streams: another client's 20 calls → ${summary(during)}; server: ${JSON.stringify(stats)}`);
+    console.log(`[h2c] 140 stalled streams: another client's 20 calls → ${summary(during)}; server: ${JSON.stringify(stats)}`);
     expect(during.every((c) => c.code === "Unauthenticated")).toBe(true);
     expect(Math.max(...during.map((c) => c.ms))).toBeLessThan(1000);
     expect(stats.inFlight).toBe(0);
+    // The connection's share of the calls (128) bounds what it holds at all: the rest are shed at once.
+    expect(stats.receiving).toBe(128);
+    expect(stats.shed["connection-share"]).toBe(12);
     const cutMs = await Promise.all(cut);
     console.log(`[h2c] stalled streams closed by the server after ${Math.min(...cutMs).toFixed(0)}–${Math.max(...cutMs).toFixed(0)} ms (body deadline ${BODY_TIMEOUT_MS} ms)`);
     expect(cutMs.every((ms) => ms >= 0)).toBe(true);
