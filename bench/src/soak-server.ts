@@ -85,7 +85,8 @@ serveRequests(
           routes,
           authorize: createStreamAuthorizer(createStreamTicketVerifier({ publicKey: serviceKeys.publicKey })),
           logger,
-          limits: { maxSessions: 50_000 },
+          // Every game is one loopback client's: the per-player and per-address shares as large as the cap.
+          limits: { maxSessions: 50_000, maxSessionsPerPlayer: 50_000, maxSessionsPerAddress: 50_000 },
           ...(shards ? { handoff: shards.handoff } : {}),
         });
         http = createServer((request, response) => {

@@ -93,7 +93,8 @@ serveRequests(
         const routes = { [ENGINE_PATH]: { kind: "engine", handler } };
         const authorize = createStreamAuthorizer(createStreamTicketVerifier({ publicKey: serviceKeys.publicKey }));
         const logger = pino({ level: "silent" });
-        const limits = { maxSessions: 20_000, streamOpenTimeoutMs: 30_000 };
+        // Every game is one loopback client's, often of one player: the per-player and per-address shares as large as the cap.
+        const limits = { maxSessions: 20_000, maxSessionsPerPlayer: 20_000, maxSessionsPerAddress: 20_000, streamOpenTimeoutMs: 30_000 };
         server = await createStreamServer({ host: "127.0.0.1", port: 0, certificate: await createDevCertificate(), routes, authorize, logger, limits });
         if (req.shards) {
           // The WebSocket link's games go to shard processes, as FLAPLAB_ENGINE_SHARDS does in the server.

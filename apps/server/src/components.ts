@@ -42,6 +42,8 @@ export interface MountedGroup {
   readonly musicStreams?: MusicStreams;
   /** The engine's game table (present when the engine runs here). */
   readonly games?: GameTable;
+  /** The engine's snapshot store (present when the engine runs here). */
+  readonly snapshotStore?: SnapshotStore;
   /** What engine shards need of the engine here (present when the engine runs here). */
   readonly engine?: EngineParts;
   /**
@@ -80,6 +82,7 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
   const streamRoutes: Record<string, StreamRoute> = {};
   let musicStreams: MusicStreams | undefined;
   let games: GameTable | undefined;
+  let snapshotStore: SnapshotStore | undefined;
   let engine: EngineParts | undefined;
   let drain: (() => Promise<DrainResult>) | undefined;
   const closeAll = async () => {
@@ -122,6 +125,7 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
           const scheduler = new TickScheduler({ clock: ticks.clock });
           closers.push(() => scheduler.stop());
           const store = await openStore(runtime, logger);
+          snapshotStore = store;
           closers.push(() => store.close());
           const snapshots = new SnapshotKeeper({ store, engine: runtime.group.name, games: table, logger, writes: snapshotWritesFor(store) });
           closers.push(() => snapshots.stop());
@@ -152,7 +156,7 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
               if (to === undefined) return undefined;
               const urls = engineUrls(targets.get(to)!);
               const game = table.get(gameId);
-              const { ticket } = await tickets.sign(gameId, game?.owner.username ?? "");
+              const { ticket } = await tickets.sign(gameId, game?.owner.username ?? "", to);
               return { engineUrl: urls.engineUrl, engineWsUrl: urls.engineWsUrl, streamTicket: ticket };
             });
             logger.info({ event: "drained", ...result, to: open }, "engine drained");
@@ -221,6 +225,7 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
     streamRoutes,
     ...(musicStreams ? { musicStreams } : {}),
     ...(games ? { games } : {}),
+    ...(snapshotStore ? { snapshotStore } : {}),
     ...(engine ? { engine } : {}),
     ...(drain ? { drain } : {}),
     close: closeAll,

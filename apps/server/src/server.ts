@@ -1,4 +1,5 @@
 import { once } from "node:events";
+import { Code, ConnectError } from "@connectrpc/connect";
 import { join } from "node:path";
 import { corsOriginsFromEnv, createHost, defaultCorsOrigins, hostLimitsFromEnv, resolveHostLimits, type Host, type HostLimits } from "@flaplab/host";
 import { type EngineShards, engineShardsFromEnv, startEngineShards } from "@flaplab/engine-shards";
@@ -81,7 +82,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const hasStreams = Object.keys(mounted.streamRoutes).length > 0;
   // The stream ticket StartGame issued (`ticket` query parameter), signed with the components'
   // key; the handlers check it names the URL's game and, on the engine, the game's owner.
-  const authorize = createStreamAuthorizer(createStreamTicketVerifier({ publicKey: serviceKeys.publicKey }));
+  const ticketAuthorizer = createStreamAuthorizer(createStreamTicketVerifier({ publicKey: serviceKeys.publicKey }));
+  // A game stream only at the engine its ticket names: a ticket is no way to move a game to
+  // another engine (only ResumeGame moves one, and only from an engine that is gone or draining).
+  const authorize = async (query: URLSearchParams, kind: string) => {
+    const principal = await ticketAuthorizer(query);
+    if (kind === "engine" && principal.engine !== group) {
+      throw new ConnectError(`the stream ticket is for engine ${principal.engine ?? "(none)"}, not ${group}`, Code.PermissionDenied);
+    }
+    return principal;
+  };
   // The engine's games on shard processes (FLAPLAB_ENGINE_SHARDS): WebSocket game sessions go there.
   const shards =
     shardCount > 0 && mounted.games && mounted.engine

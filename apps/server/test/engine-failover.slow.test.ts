@@ -20,8 +20,8 @@ let initiator: ReturnType<typeof createClient<typeof InitiatorService>>;
 let url: (group: string) => string;
 
 beforeAll(async () => {
-  // One player holds all 20 games.
-  const started = await startTopology("microservices-sharded", { FLAPLAB_ENGINE_MAX_GAMES_PER_PLAYER: "100" });
+  // One player holds all 20 games (and their 20 streams, over the 8 a player may hold by default).
+  const started = await startTopology("microservices-sharded", { FLAPLAB_ENGINE_MAX_GAMES_PER_PLAYER: "100", FLAPLAB_STREAM_MAX_SESSIONS_PER_PLAYER: "200" });
   ({ deployment, topology, url } = started);
   token = await started.register("survivor");
   initiator = createClient(InitiatorService, createConnectTransport({ baseUrl: url("initiator"), httpVersion: "1.1" }));

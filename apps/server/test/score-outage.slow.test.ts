@@ -15,7 +15,7 @@ let url: (group: string) => string;
 let register: (username: string) => Promise<string>;
 
 beforeAll(async () => {
-  ({ deployment, url, register } = await startTopology("microservices", { FLAPLAB_ENGINE_MAX_GAMES_PER_PLAYER: "100" }));
+  ({ deployment, url, register } = await startTopology("microservices", { FLAPLAB_ENGINE_MAX_GAMES_PER_PLAYER: "100", FLAPLAB_STREAM_MAX_SESSIONS_PER_PLAYER: "200" }));
 }, 90_000);
 
 afterAll(async () => {

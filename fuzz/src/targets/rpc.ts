@@ -116,6 +116,9 @@ function rpcCase(method: DescMethod): fc.Arbitrary<RpcCase> {
 /** Public methods take a player's token; internal ones a component credential. */
 const PUBLIC = new Set(["flaplab.auth.v1.AuthService", "flaplab.initiator.v1.InitiatorService", "flaplab.score.v1.ScoreService/GetScores"]);
 const isPublic = (m: DescMethod) => PUBLIC.has(m.parent.typeName) || PUBLIC.has(`${m.parent.typeName}/${m.name}`);
+/** Internal methods the initiator calls (the call graph's edges; the engine calls the others): the right credential's component. */
+const INITIATOR_CALLS = new Set(["flaplab.worldgen.v1.WorldGenService/GenerateWorld", "flaplab.engine.v1.EngineService/StartGame", "flaplab.engine.v1.EngineService/ResumeGame"]);
+const callerOf = (m: DescMethod): "engine" | "initiator" => (INITIATOR_CALLS.has(`${m.parent.typeName}/${m.name}`) ? "initiator" : "engine");
 
 const viewport = fc.oneof(fc.constant({ width: 480, height: 640 }), fc.record({ width: fc.integer({ min: 64, max: 4096 }), height: fc.integer({ min: 64, max: 4096 }) }));
 const seed = fc.oneof(fc.constant(6977347407732442987n), fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }));
@@ -198,7 +201,7 @@ function headersOf(method: DescMethod, c: RpcCase, creds: Credentials): Record<s
   if (c.protocol === "grpc") h["te"] = "trailers";
   if (c.protocol === "grpc-web") h["x-grpc-web"] = "1";
   if (c.protocol.startsWith("connect") && c.garbage.length % 2 === 0) h["connect-protocol-version"] = "1";
-  const auth = authorization(c.auth === "right" ? { ...c, auth: isPublic(method) ? "player" : "engine" } : c, creds);
+  const auth = authorization(c.auth === "right" ? { ...c, auth: isPublic(method) ? "player" : callerOf(method) } : c, creds);
   if (auth !== undefined) h["authorization"] = auth;
   if (c.caller !== undefined) h[CALLER_HEADER] = c.caller;
   if (c.timeout !== undefined) h[c.protocol.startsWith("connect") ? "connect-timeout-ms" : "grpc-timeout"] = c.timeout;

@@ -68,12 +68,16 @@ export function createAuth(deps: AuthDeps): ServiceImpl<typeof AuthService> {
   checkScryptParams(params);
   const limits = resolveAuthLimits(deps.limits);
   const throttle = new AuthThrottle(limits, deps.logger);
-  const gate = new HashGate(limits.maxConcurrentHashes, limits.maxQueuedHashes);
+  const gate = new HashGate(limits.maxConcurrentHashes, limits.maxQueuedHashes, (key) =>
+    key.startsWith("address:") ? limits.maxHashesPerAddress : limits.maxHashesPerUser,
+  );
   let busy = { atMs: Number.NEGATIVE_INFINITY, unlogged: 0 };
   /** Runs one hash through the gate; a full gate is ResourceExhausted with `retry-after: 1`. */
-  const hashing = async <T>(work: () => Promise<T>): Promise<T> => {
+  const hashing = async <T>(work: () => Promise<T>, address: string | undefined, username: string): Promise<T> => {
+    const keys = [`user:${username.toLowerCase()}`];
+    if (address !== undefined) keys.push(`address:${address}`);
     try {
-      return await gate.run(work);
+      return await gate.run(work, keys);
     } catch (err) {
       if (!(err instanceof GateFullError)) throw err;
       const now = Date.now();
@@ -110,11 +114,13 @@ export function createAuth(deps: AuthDeps): ServiceImpl<typeof AuthService> {
       checkUsername(req.username);
       checkPassword(req.password);
       const taken = () => new ConnectError(`username ${req.username} is already taken`, Code.AlreadyExists);
+      const address = clientAddressOf(ctx);
+      // Counted before the name is looked up: asking whether names exist is throttled like registering them.
+      const registration = await throttle.beginRegistration(address);
       if (store.findUser(req.username)) throw taken();
-      const registration = await throttle.beginRegistration(clientAddressOf(ctx));
       let passwordHash: string;
       try {
-        passwordHash = await hashing(() => hashPassword(req.password, params));
+        passwordHash = await hashing(() => hashPassword(req.password, params), address, req.username);
       } catch (err) {
         await registration.cancelled();
         throw err;
@@ -131,7 +137,8 @@ export function createAuth(deps: AuthDeps): ServiceImpl<typeof AuthService> {
         throw invalid(`password must be ${policy.minLength} to ${policy.maxLength} characters`);
       }
       // Counted before the password is checked, so parallel guesses count at once; given back on success.
-      const attempt = await throttle.beginLogin(req.username, clientAddressOf(ctx));
+      const address = clientAddressOf(ctx);
+      const attempt = await throttle.beginLogin(req.username, address);
       const user = store.findUser(req.username);
       let ok: boolean;
       try {
@@ -145,7 +152,7 @@ export function createAuth(deps: AuthDeps): ServiceImpl<typeof AuthService> {
           } catch (err) {
             throw new ConnectError(`stored password hash for ${user.username} is unusable`, Code.Internal, undefined, undefined, err);
           }
-        });
+        }, address, req.username);
       } catch (err) {
         if (ConnectError.from(err).code === Code.ResourceExhausted) await attempt.cancelled();
         throw err;

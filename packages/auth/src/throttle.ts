@@ -4,9 +4,10 @@ import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 
 /**
  * How hard Register and Login are throttled. Login attempts are counted before the password is
- * checked (so a burst of parallel guesses is counted at once) and given back when the password was
- * right: in effect, failed logins are counted. Addresses are the client's socket address; a call
- * without one (a direct call in the same process) is limited per username only.
+ * checked (so a burst of parallel guesses is counted at once); the failure limits give an attempt
+ * back when the password was right, the login limits (every login, right or wrong) do not. An
+ * attempt a limit refuses is given back to the limits it passed before. Addresses are the client's
+ * socket address; a call without one (a direct call in the same process) is limited per username only.
  */
 export interface AuthLimits {
   /** Failed logins for one username from one address per `loginWindowSeconds` (default 5). */
@@ -17,13 +18,21 @@ export interface AuthLimits {
   /** Failed logins for one username from all addresses per `loginUserWindowSeconds` (default 30 per 15 min). */
   readonly loginFailsPerUser: number;
   readonly loginUserWindowSeconds: number;
-  /** Registrations from one address per `registrationWindowSeconds` (default 30 per 10 min). */
+  /** Logins (right password or wrong) for one username per `loginWindowSeconds` (default 20). */
+  readonly loginsPerUser: number;
+  /** Logins (right password or wrong) from one address per `loginWindowSeconds` (default 60). */
+  readonly loginsPerAddress: number;
+  /** Registrations (and Register calls for a taken name) from one address per `registrationWindowSeconds` (default 30 per 10 min). */
   readonly registrationsPerAddress: number;
   readonly registrationWindowSeconds: number;
   /** Password hashes computed at once (default 2: scrypt at N=2^17 holds 128 MiB and a libuv thread each). */
   readonly maxConcurrentHashes: number;
   /** Hashes waiting for a slot; beyond it Register and Login answer resource_exhausted at once (default 4). */
   readonly maxQueuedHashes: number;
+  /** Hashes running or waiting for one client address (default 3): no address takes every place. */
+  readonly maxHashesPerAddress: number;
+  /** Hashes running or waiting for one username (default 2). */
+  readonly maxHashesPerUser: number;
 }
 
 export const DEFAULT_AUTH_LIMITS: AuthLimits = Object.freeze({
@@ -32,10 +41,14 @@ export const DEFAULT_AUTH_LIMITS: AuthLimits = Object.freeze({
   loginWindowSeconds: 60,
   loginFailsPerUser: 30,
   loginUserWindowSeconds: 900,
+  loginsPerUser: 20,
+  loginsPerAddress: 60,
   registrationsPerAddress: 30,
   registrationWindowSeconds: 600,
   maxConcurrentHashes: 2,
   maxQueuedHashes: 4,
+  maxHashesPerAddress: 3,
+  maxHashesPerUser: 2,
 });
 
 /** The environment variable of each limit (whole numbers; see the root README). */
@@ -45,10 +58,14 @@ export const AUTH_LIMIT_ENV: Readonly<Record<keyof AuthLimits, string>> = Object
   loginWindowSeconds: "FLAPLAB_AUTH_LOGIN_WINDOW_S",
   loginFailsPerUser: "FLAPLAB_AUTH_LOGIN_FAILS_PER_USER",
   loginUserWindowSeconds: "FLAPLAB_AUTH_LOGIN_USER_WINDOW_S",
+  loginsPerUser: "FLAPLAB_AUTH_LOGINS_PER_USER",
+  loginsPerAddress: "FLAPLAB_AUTH_LOGINS_PER_ADDRESS",
   registrationsPerAddress: "FLAPLAB_AUTH_REGISTRATIONS_PER_ADDRESS",
   registrationWindowSeconds: "FLAPLAB_AUTH_REGISTRATION_WINDOW_S",
   maxConcurrentHashes: "FLAPLAB_AUTH_MAX_CONCURRENT_HASHES",
   maxQueuedHashes: "FLAPLAB_AUTH_MAX_QUEUED_HASHES",
+  maxHashesPerAddress: "FLAPLAB_AUTH_MAX_HASHES_PER_ADDRESS",
+  maxHashesPerUser: "FLAPLAB_AUTH_MAX_HASHES_PER_USER",
 });
 
 /** A bad FLAPLAB_AUTH_* value or limit. */
@@ -97,15 +114,19 @@ export class GateFullError extends Error {
 /**
  * Bounds the password hashes computed at once, so that a flood cannot fill the libuv pool (which
  * file and DNS work share) or the memory: `maxActive` run, `maxQueued` wait in order, the rest are
- * refused at once.
+ * refused at once. A hash may name keys (its client address, its username): each key holds at most
+ * `maxPerKey(key)` of the running and waiting places, so one address or account never takes all of
+ * them and the others' logins still get a place.
  */
 export class HashGate {
   private active = 0;
   private readonly queue: Array<() => void> = [];
+  private readonly perKey = new Map<string, number>();
 
   constructor(
     readonly maxActive: number,
     readonly maxQueued: number,
+    private readonly maxPerKey: (key: string) => number = () => Number.POSITIVE_INFINITY,
   ) {}
 
   get running(): number {
@@ -116,31 +137,50 @@ export class HashGate {
     return this.queue.length;
   }
 
-  /** Runs `work` when a slot is free; rejects with GateFullError at once when the queue is full. */
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.active >= this.maxActive) {
-      if (this.queue.length >= this.maxQueued) throw new GateFullError("too many password checks in progress");
-      await new Promise<void>((resolve) => this.queue.push(resolve));
-    } else {
-      this.active++;
+  /** Places `key` holds now (running or waiting). */
+  held(key: string): number {
+    return this.perKey.get(key) ?? 0;
+  }
+
+  /**
+   * Runs `work` when a slot is free; rejects with GateFullError at once when the queue is full, or
+   * when one of `keys` holds its share of the places.
+   */
+  async run<T>(work: () => Promise<T>, keys: readonly string[] = []): Promise<T> {
+    for (const key of keys) {
+      if (this.held(key) >= this.maxPerKey(key)) throw new GateFullError("too many password checks in progress for one client");
     }
+    if (this.active >= this.maxActive && this.queue.length >= this.maxQueued) throw new GateFullError("too many password checks in progress");
+    for (const key of keys) this.perKey.set(key, this.held(key) + 1);
     try {
-      return await work();
+      if (this.active >= this.maxActive) await new Promise<void>((resolve) => this.queue.push(resolve));
+      else this.active++;
+      try {
+        return await work();
+      } finally {
+        const next = this.queue.shift();
+        // The slot passes straight to the next waiter.
+        if (next) next();
+        else this.active--;
+      }
     } finally {
-      const next = this.queue.shift();
-      // The slot passes straight to the next waiter.
-      if (next) next();
-      else this.active--;
+      for (const key of keys) {
+        const n = this.held(key) - 1;
+        if (n > 0) this.perKey.set(key, n);
+        else this.perKey.delete(key);
+      }
     }
   }
 }
 
-type Limit = "user-address" | "address" | "user" | "registrations";
+type Limit = "user-address" | "address" | "user" | "logins-user" | "logins-address" | "registrations";
 
 const MESSAGES: Record<Limit, string> = {
   "user-address": "too many failed logins for this user from your address",
   address: "too many failed logins from your address",
   user: "too many failed logins for this user",
+  "logins-user": "too many logins for this user",
+  "logins-address": "too many logins from your address",
   registrations: "too many registrations from your address",
 };
 
@@ -160,6 +200,8 @@ export class AuthThrottle {
   private readonly userAddress: RateLimiterMemory;
   private readonly address: RateLimiterMemory;
   private readonly user: RateLimiterMemory;
+  private readonly loginsUser: RateLimiterMemory;
+  private readonly loginsAddress: RateLimiterMemory;
   private readonly registrations: RateLimiterMemory;
   private readonly logged = new Map<Limit, { atMs: number; unlogged: number }>();
 
@@ -182,6 +224,16 @@ export class AuthThrottle {
       points: limits.loginFailsPerUser,
       duration: limits.loginUserWindowSeconds,
     });
+    this.loginsUser = new RateLimiterMemory({
+      keyPrefix: "logins-user",
+      points: limits.loginsPerUser,
+      duration: limits.loginWindowSeconds,
+    });
+    this.loginsAddress = new RateLimiterMemory({
+      keyPrefix: "logins-address",
+      points: limits.loginsPerAddress,
+      duration: limits.loginWindowSeconds,
+    });
     this.registrations = new RateLimiterMemory({
       keyPrefix: "register-address",
       points: limits.registrationsPerAddress,
@@ -191,23 +243,36 @@ export class AuthThrottle {
 
   /**
    * Counts a login attempt for `username` from `address` (undefined: no address), or throws
-   * ResourceExhausted with `retry-after` when a limit is reached. Usernames are compared ignoring
-   * ASCII case, as accounts are.
+   * ResourceExhausted with `retry-after` when a limit is reached; the limits it passed before the
+   * one that refused get it back. Usernames are compared ignoring ASCII case, as accounts are.
    */
   async beginLogin(username: string, address: string | undefined): Promise<LoginAttempt> {
     const name = username.toLowerCase();
-    const consumed: Array<[RateLimiterMemory, string]> = [];
-    const steps: Array<[Limit, RateLimiterMemory, string]> = [];
-    if (address !== undefined) steps.push(["address", this.address, address]);
-    steps.push(["user-address", this.userAddress, `${name}|${address ?? ""}`], ["user", this.user, name]);
-    for (const [limit, limiter, key] of steps) {
-      await this.consume(limit, limiter, key, { username: name, address });
-      consumed.push([limiter, key]);
-    }
-    const giveBack = async () => {
-      await Promise.all(consumed.map(([limiter, key]) => limiter.reward(key, 1)));
+    // [limit, limiter, key, counts failures only (given back on success)]
+    const steps: Array<[Limit, RateLimiterMemory, string, boolean]> = [];
+    if (address !== undefined) steps.push(["logins-address", this.loginsAddress, address, false], ["address", this.address, address, true]);
+    steps.push(
+      ["user-address", this.userAddress, `${name}|${address ?? ""}`, true],
+      ["user", this.user, name, true],
+      ["logins-user", this.loginsUser, name, false],
+    );
+    const consumed: Array<[RateLimiterMemory, string, boolean]> = [];
+    const giveBack = async (which: (failuresOnly: boolean) => boolean) => {
+      await Promise.all(consumed.filter(([, , f]) => which(f)).map(([limiter, key]) => limiter.reward(key, 1)));
     };
-    return { succeeded: giveBack, cancelled: giveBack };
+    for (const [limit, limiter, key, failuresOnly] of steps) {
+      try {
+        await this.consume(limit, limiter, key, { username: name, address });
+      } catch (err) {
+        // Refused here: the attempt was never made, so it counts nowhere (a refusing limiter
+        // counted it too: given back, so that refusals never outlast the failures they follow).
+        if (err instanceof ConnectError) await limiter.reward(key, 1);
+        await giveBack(() => true);
+        throw err;
+      }
+      consumed.push([limiter, key, failuresOnly]);
+    }
+    return { succeeded: () => giveBack((f) => f), cancelled: () => giveBack(() => true) };
   }
 
   /** Counts a registration from `address`, or throws ResourceExhausted; no limit without an address. */

@@ -64,10 +64,15 @@ describe("login throttling", () => {
     for (const r of throttled) {
       expect(Number(r.retryAfter)).toBeGreaterThanOrEqual(1);
       expect(Number(r.retryAfter)).toBeLessThanOrEqual(DEFAULT_AUTH_LIMITS.loginWindowSeconds);
-      expect(r.message).toMatch(/^too many failed logins (for this user from your address|from your address); try again in \d+ s$/);
+      // A limit, or the address's share of the hashing places (2 of the 5 let through run at once).
+      expect(r.message).toMatch(/^(too many (failed )?logins (for this user from your address|from your address|for this user)|the server is busy checking other passwords); try again in \d+ s$/);
     }
     expect(throttled.some((r) => /too many failed logins for this user from your address; try again in \d+ s/.test(r.message!))).toBe(true);
-    // The right password from the same address is throttled too, but the user can log in from elsewhere.
+    // Guessing on, one at a time, the attacker gets 5 guesses checked in all; then the right password
+    // from that address is throttled too, but the user can log in from elsewhere.
+    let more = 0;
+    while ((await outcome(s.login("victim", "wrong password", "10.0.0.66"))).code === Code.Unauthenticated) more++;
+    expect(checked.length + more).toBe(DEFAULT_AUTH_LIMITS.loginFailsPerUserAddress);
     expect((await outcome(s.login("victim", "the right password", "10.0.0.66"))).code).toBe(Code.ResourceExhausted);
     expect((await outcome(s.login("victim", "the right password", "10.0.0.1"))).code).toBe("ok");
     expect(s.logger.warn).toHaveBeenCalledWith(expect.objectContaining({ event: "auth-throttled" }), expect.any(String));
@@ -108,6 +113,63 @@ describe("login throttling", () => {
   });
 });
 
+describe("fair shares of the limits and the hashing", () => {
+  it("gives the points taken by earlier limits back when a later one refuses: bursts of right passwords never lock the address", async () => {
+    // Hashing wide open, so that only the limits decide.
+    const s = await service({ maxConcurrentHashes: 20, maxQueuedHashes: 20, maxHashesPerAddress: 40, maxHashesPerUser: 40, loginsPerUser: 1000, loginsPerAddress: 1000 });
+    await s.register("erin", "10.4.0.1");
+    await s.register("frank", "10.4.0.1");
+    for (let burst = 0; burst < 4; burst++) {
+      const results = await Promise.all(Array.from({ length: 12 }, () => outcome(s.login("erin", "the right password", "10.4.0.9"))));
+      expect(results.filter((r) => r.code === "ok").length, JSON.stringify(results)).toBe(DEFAULT_AUTH_LIMITS.loginFailsPerUserAddress);
+      expect(results.filter((r) => r.code === Code.ResourceExhausted).every((r) => /for this user from your address/.test(r.message!))).toBe(true);
+    }
+    // 28 refused attempts from the address took nothing from its failed-login limit (20).
+    expect((await outcome(s.login("frank", "the right password", "10.4.0.9"))).code).toBe("ok");
+    for (let i = 0; i < DEFAULT_AUTH_LIMITS.loginFailsPerUserAddress; i++) {
+      expect((await outcome(s.login("frank", "a wrong password", "10.4.0.9"))).code).toBe(Code.Unauthenticated);
+    }
+  });
+
+  it("limits logins with the right password per account and per address too", async () => {
+    const s = await service({ loginsPerUser: 3, loginsPerAddress: 5 });
+    await s.register("gina", "10.5.0.1");
+    await s.register("hank", "10.5.0.1");
+    for (let i = 0; i < 3; i++) expect((await outcome(s.login("gina", "the right password", "10.5.0.2"))).code).toBe("ok");
+    const fourth = await outcome(s.login("gina", "the right password", "10.5.0.3"));
+    expect(fourth).toMatchObject({ code: Code.ResourceExhausted, retryAfter: expect.stringMatching(/^\d+$/) });
+    expect(fourth.message).toMatch(/^too many logins for this user; try again in \d+ s$/);
+    for (let i = 0; i < 2; i++) expect((await outcome(s.login("hank", "the right password", "10.5.0.2"))).code).toBe("ok");
+    const sixth = await outcome(s.login("hank", "the right password", "10.5.0.2"));
+    expect(sixth.message).toMatch(/^too many logins from your address; try again in \d+ s$/);
+    expect((await outcome(s.login("hank", "the right password", "10.5.0.4"))).code).toBe("ok");
+  });
+
+  it("gives one address and one account a bounded share of the hashing places: another client still gets one", async () => {
+    const gate = new HashGate(2, 4, (key) => (key.startsWith("address:") ? 3 : 2));
+    const release: Array<() => void> = [];
+    const held = () => new Promise<void>((resolve) => release.push(resolve));
+    const flood = Array.from({ length: 12 }, (_, i) =>
+      gate.run(held, [`user:u${i % 3}`, "address:10.6.0.1"]).then(
+        () => "ok",
+        (e: Error) => e.name,
+      ),
+    );
+    // The flooding address holds 3 of the 6 places; a fourth of its hashes is refused, another address's is not.
+    expect(gate.held("address:10.6.0.1")).toBe(3);
+    const other = gate.run(async () => "served", ["user:victim", "address:10.6.0.2"]);
+    expect(gate.held("address:10.6.0.2")).toBe(1);
+    while (release.length > 0) release.shift()!();
+    await new Promise((r) => setTimeout(r, 10));
+    while (release.length > 0) release.shift()!();
+    expect(await other).toBe("served");
+    const outcomes = await Promise.all(flood);
+    expect(outcomes.filter((o) => o === "ok")).toHaveLength(3);
+    expect(outcomes.filter((o) => o === "GateFullError")).toHaveLength(9);
+    expect([gate.running, gate.waiting, gate.held("address:10.6.0.1")]).toEqual([0, 0, 0]);
+  });
+});
+
 describe("registration throttling", () => {
   it("limits registrations per address, and not without an address", async () => {
     const s = await service({ registrationsPerAddress: 3 });
@@ -118,6 +180,16 @@ describe("registration throttling", () => {
     expect(Number(next.retryAfter)).toBeGreaterThan(500);
     expect((await outcome(s.register("user3", "10.2.0.2"))).code).toBe("ok");
     for (let i = 4; i < 10; i++) expect((await outcome(s.register(`user${i}`))).code).toBe("ok");
+  });
+
+  it("counts a Register call for a taken name like a registration: names cannot be probed faster than registered", async () => {
+    const s = await service({ registrationsPerAddress: 3 });
+    expect((await outcome(s.register("ivy", "10.7.0.1"))).code).toBe("ok");
+    expect((await outcome(s.register("ivy", "10.7.0.1"))).code).toBe(Code.AlreadyExists);
+    expect((await outcome(s.register("IVY", "10.7.0.1"))).code).toBe(Code.AlreadyExists);
+    const probe = await outcome(s.register("ivy", "10.7.0.1"));
+    expect(probe.code).toBe(Code.ResourceExhausted);
+    expect(probe.message).toMatch(/^too many registrations from your address; try again in \d+ s$/);
   });
 
   it("lets the test suites' and the study's registrations from loopback through by default", async () => {

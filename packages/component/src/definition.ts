@@ -23,6 +23,12 @@ export interface ComponentDefinition<S extends DescService = DescService> {
    * component acting for one.
    */
   readonly internalMethods: readonly string[];
+  /**
+   * The call graph's edges into this component: for an internal method, the components that may
+   * call it (e.g. RecordRun: the engine). A component credential of any other component is refused
+   * with PermissionDenied. An internal method not listed here takes any component.
+   */
+  readonly callers: Readonly<Record<string, readonly ComponentName[]>>;
 }
 
 export function defineComponent<S extends DescService>(def: {
@@ -30,6 +36,7 @@ export function defineComponent<S extends DescService>(def: {
   service: S;
   publicMethods?: readonly string[];
   internalMethods?: readonly string[];
+  callers?: Readonly<Record<string, readonly ComponentName[]>>;
 }): ComponentDefinition<S> {
   const publicMethods = def.publicMethods ?? [];
   const internalMethods = def.internalMethods ?? [];
@@ -42,5 +49,9 @@ export function defineComponent<S extends DescService>(def: {
   }
   const both = publicMethods.find((m) => internalMethods.includes(m));
   if (both !== undefined) throw new Error(`component ${def.name}: method ${both} cannot be both public and internal`);
-  return { name: def.name, service: def.service, publicMethods, internalMethods };
+  const callers = def.callers ?? {};
+  for (const m of Object.keys(callers)) {
+    if (!internalMethods.includes(m)) throw new Error(`component ${def.name}: callers of ${m} are given, but ${m} is not internal`);
+  }
+  return { name: def.name, service: def.service, publicMethods, internalMethods, callers };
 }

@@ -14,6 +14,8 @@ export interface Principal {
   readonly service?: string | undefined;
   /** On a game or music stream: the game its stream ticket was issued for. Absent on RPCs. */
   readonly gameId?: string | undefined;
+  /** On a game or music stream: the engine (group) its stream ticket names; the game stream is admitted only there. */
+  readonly engine?: string | undefined;
 }
 
 /** Set by the runtime on every authenticated call, in every call mode. */

@@ -20,6 +20,8 @@ export const engineComponent = defineComponent({
   name: "engine",
   service: EngineService,
   internalMethods: ["StartGame", "HandleInput", "ResumeGame"],
+  // The initiator places games. HandleInput (the RPC form of a key press) has no caller in the call graph: any component may.
+  callers: { StartGame: ["initiator"], ResumeGame: ["initiator"] },
 });
 
 /** Largest world accepted, in pipes: what the world generator makes (100, as FlappyGo's worlds). */

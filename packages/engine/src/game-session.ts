@@ -94,6 +94,13 @@ const silent: EngineLogger = { info() {}, warn() {}, error() {} };
 export const LATENESS_SAMPLE_EVERY = 8;
 /** A draining game that has not ticked within this long moves without waiting for its tick. */
 const DRAIN_TICK_WAIT_MS = 100;
+/** How a stream is closed when the game it opened cannot be continued here. */
+const RESUME_CLOSE_CODES: ReadonlyMap<Code, CloseCode> = new Map([
+  [Code.NotFound, CloseCode.NotFound],
+  [Code.PermissionDenied, CloseCode.PermissionDenied],
+  [Code.FailedPrecondition, CloseCode.GameOver],
+  [Code.ResourceExhausted, CloseCode.LimitReached],
+]);
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -167,7 +174,7 @@ export function createGameSessionHandler(deps: GameSessionDeps): GameSessionHand
       game = await config.snapshots!.resume(id, session.principal.username);
     } catch (err) {
       const e = ConnectError.from(err);
-      const code = e.code === Code.NotFound ? CloseCode.NotFound : e.code === Code.PermissionDenied ? CloseCode.PermissionDenied : e.code === Code.FailedPrecondition ? CloseCode.GameOver : CloseCode.Internal;
+      const code = RESUME_CLOSE_CODES.get(e.code) ?? CloseCode.Internal;
       return session.close(code, e.code === Code.NotFound ? `unknown game ${id}` : e.rawMessage);
     }
     if (ended) return;

@@ -1,4 +1,5 @@
 import { Code, ConnectError } from "@connectrpc/connect";
+import { checkGameId, MAX_GAME_ID_LENGTH } from "@flaplab/component";
 import {
   type BirdBox,
   type Course,
@@ -64,7 +65,25 @@ type MutableGame = { -readonly [K in keyof Game]: Game[K] } & {
   table: GameTable | undefined;
   /** The game's tick when a sweep last looked at it: a game whose tick moved on since is active. */
   sweptAtTick: number;
+  /**
+   * Continued from a snapshot (`adopt` with `resumed`) and not played on since (no input, no
+   * tick): when that began. Such a game is swept after `unplayedTtlMs`, like one never started,
+   * and is the first a new game of its owner replaces.
+   */
+  waitingSinceMs: number | undefined;
 };
+
+/** How `GameTable.adopt` takes a game in. */
+export interface AdoptOptions {
+  /**
+   * Continued from the snapshot store (ResumeGame, a hand-over, a stream opened here): it counts
+   * against its owner's `maxGamesPerPlayer` here as a new game does (replacing their oldest game
+   * nobody plays, else ResourceExhausted), and until it is played on it is swept as unplayed.
+   * Without it (a game detached from another table of this engine) the detaching table keeps the
+   * owner's limit.
+   */
+  readonly resumed?: boolean;
+}
 
 /**
  * A game as plain data (structured-cloneable: what `postMessage` and a child process's advanced
@@ -142,16 +161,8 @@ export const DEFAULT_UNPLAYED_TTL_MS = 60_000;
 export const DEFAULT_SWEEP_INTERVAL_MS = 10_000;
 /** Refusals are logged at most this often (the first at once), with a count of the others. */
 const REFUSAL_LOG_INTERVAL_MS = 5_000;
-export const MAX_GAME_ID_LENGTH = 64;
-const GAME_ID = /^[\x21-\x7e]+$/;
-
-/** Why a game id is unusable, or undefined: 1…64 printable ASCII characters, no spaces. */
-export function checkGameId(id: string): string | undefined {
-  if (id.length === 0) return "game id is required";
-  if (id.length > MAX_GAME_ID_LENGTH) return `game id longer than ${MAX_GAME_ID_LENGTH} characters`;
-  if (!GAME_ID.test(id)) return "game id must be printable ASCII without spaces";
-  return undefined;
-}
+/** Why a game id is unusable, or undefined (shared by every component: `@flaplab/component`). */
+export { checkGameId, MAX_GAME_ID_LENGTH };
 
 /** The bird box to play with: a zero (unset) dimension takes the 34×24 default's. */
 export function birdOrDefault(bird: BirdBox | undefined): BirdBox {
@@ -259,13 +270,7 @@ export class GameTable {
     const now = this.clock();
     this.makeRoomFor(init.owner.username, init.id);
     if (this.games.size >= this.maxGames || now - this.lastSweepMs >= this.sweepIntervalMs) this.sweep();
-    if (this.games.size >= this.maxGames) {
-      this.refused({ event: "game-refused", reason: "table-full", maxGames: this.maxGames }, "engine game table is full");
-      throw new ConnectError(
-        `the engine already holds ${this.maxGames} games; try again in a minute`,
-        Code.ResourceExhausted,
-      );
-    }
+    if (this.games.size >= this.maxGames) throw this.tableFull();
     const game: MutableGame = {
       id: init.id,
       owner: {
@@ -285,6 +290,7 @@ export class GameTable {
       traceparent: init.traceparent,
       table: this,
       sweptAtTick: 0,
+      waitingSinceMs: undefined,
     };
     this.games.set(game.id, game);
     let mine = this.unfinished.get(game.owner.username);
@@ -322,21 +328,28 @@ export class GameTable {
   }
 
   /**
-   * Plays on a game detached from another table. AlreadyExists when the id is in use here;
-   * ResourceExhausted when the table is full. The owner's per-player limit is the detaching
-   * table's to keep.
+   * Plays on a game detached from another table, or continued from a snapshot (`resumed`, see
+   * `AdoptOptions`). AlreadyExists when the id is in use here; ResourceExhausted when the table is
+   * full, or (`resumed`) when the owner holds `maxGamesPerPlayer` unfinished games here that are
+   * all being played.
    */
-  adopt(snapshot: GameSnapshot): Game {
+  adopt(snapshot: GameSnapshot, options: AdoptOptions = {}): Game {
     if (this.games.has(snapshot.id) || this.detached.has(snapshot.id)) {
       throw new ConnectError(`game ${snapshot.id} already exists`, Code.AlreadyExists);
     }
+    if (options.resumed && snapshot.state.phase !== "over") this.makeRoomFor(snapshot.owner.username, snapshot.id);
     if (this.games.size >= this.maxGames) this.sweep();
-    if (this.games.size >= this.maxGames) {
-      throw new ConnectError(`the engine already holds ${this.maxGames} games`, Code.ResourceExhausted);
-    }
+    if (this.games.size >= this.maxGames) throw this.tableFull();
     const inputs = new InputLog(this.maxInputLog);
     for (const r of snapshot.inputs) inputs.push(r.seq, r.clientTimeMs, r.receivedAtMs, r.tick, r.effect);
-    const game: MutableGame = { ...snapshot, owner: { ...snapshot.owner }, inputs, table: this, sweptAtTick: snapshot.state.tick };
+    const game: MutableGame = {
+      ...snapshot,
+      owner: { ...snapshot.owner },
+      inputs,
+      table: this,
+      sweptAtTick: snapshot.state.tick,
+      waitingSinceMs: options.resumed ? this.clock() : undefined,
+    };
     this.games.set(game.id, game);
     if (game.state.phase !== "over") {
       let mine = this.unfinished.get(game.owner.username);
@@ -354,28 +367,58 @@ export class GameTable {
   }
 
   /**
+   * Throws the ResourceExhausted that taking one more unfinished game of `username` in here would
+   * meet: the table full even after a sweep, or the player's `maxGamesPerPlayer` games all being
+   * played (no game nobody plays for a new one to replace). Changes no game: ResumeGame asks before
+   * it claims a game in the store, so that a refused game stays its holder's.
+   */
+  requireRoomFor(username: string): void {
+    if (this.games.size >= this.maxGames) this.sweep();
+    if (this.games.size >= this.maxGames) throw this.tableFull();
+    const mine = this.unfinished.get(username);
+    if (!mine || mine.size < this.maxGamesPerPlayer) return;
+    for (const id of mine) if (this.replaceable(this.games.get(id))) return;
+    throw this.playerLimit(username, mine.size);
+  }
+
+  private tableFull(): ConnectError {
+    this.refused({ event: "game-refused", reason: "table-full", maxGames: this.maxGames }, "engine game table is full");
+    return new ConnectError(`the engine already holds ${this.maxGames} games; try again in a minute`, Code.ResourceExhausted);
+  }
+
+  private playerLimit(username: string, held: number): ConnectError {
+    this.refused(
+      { event: "game-refused", reason: "player-limit", player: username, maxGamesPerPlayer: this.maxGamesPerPlayer },
+      "player holds too many games",
+    );
+    return new ConnectError(
+      `player ${username} already has ${held} games in progress (at most ${this.maxGamesPerPlayer}); finish one first`,
+      Code.ResourceExhausted,
+    );
+  }
+
+  /** A game a new game of its owner may replace: never started, or continued here and not played on since. */
+  private replaceable(game: MutableGame | undefined): game is MutableGame {
+    return game !== undefined && (game.startedAtMs === undefined || (game.waitingSinceMs !== undefined && game.state.tick === game.sweptAtTick));
+  }
+
+  /**
    * Keeps a player under `maxGamesPerPlayer` unfinished games: at the limit, removes their oldest
-   * game that never started, or throws ResourceExhausted when every one of them has started.
+   * game nobody plays (never started, or continued here and not played on), or throws
+   * ResourceExhausted when every one of them is being played.
    */
   private makeRoomFor(username: string, newId: string): void {
     const mine = this.unfinished.get(username);
     if (!mine || mine.size < this.maxGamesPerPlayer) return;
     for (const id of mine) {
       const game = this.games.get(id);
-      if (game && game.startedAtMs === undefined) {
+      if (this.replaceable(game)) {
         this.delete(id);
-        this.logger?.info({ event: "game-replaced", gameId: id, by: newId, player: username }, "oldest unstarted game replaced");
+        this.logger?.info({ event: "game-replaced", gameId: id, by: newId, player: username }, "oldest unplayed game replaced");
         return;
       }
     }
-    this.refused(
-      { event: "game-refused", reason: "player-limit", player: username, maxGamesPerPlayer: this.maxGamesPerPlayer },
-      "player holds too many games",
-    );
-    throw new ConnectError(
-      `player ${username} already has ${mine.size} games in progress (at most ${this.maxGamesPerPlayer}); finish one first`,
-      Code.ResourceExhausted,
-    );
+    throw this.playerLimit(username, mine.size);
   }
 
   /** Logs a refusal: the first at once, then at most one line per interval with the count since. */
@@ -409,6 +452,7 @@ export class GameTable {
     const effect = applyInputInPlace(game.state);
     if (effect === "started") game.startedAtMs = now;
     game.lastActivityMs = now;
+    game.waitingSinceMs = undefined;
     if (input.seq > game.lastInputSeq) game.lastInputSeq = input.seq;
     const tick = game.state.tick + 1;
     game.inputs.push(input.seq, input.clientTimeMs, now, tick, effect);
@@ -480,7 +524,12 @@ export class GameTable {
       } else if (game.startedAtMs === undefined) {
         if (now - game.createdAtMs < this.unplayedTtlMs && now - game.lastActivityMs < this.idleTtlMs) continue;
         unplayed++;
+      } else if (game.waitingSinceMs !== undefined && game.state.tick === game.sweptAtTick) {
+        // Continued here, and nothing played it since: as a game never started.
+        if (now - game.waitingSinceMs < this.unplayedTtlMs) continue;
+        unplayed++;
       } else {
+        game.waitingSinceMs = undefined;
         if (game.state.tick !== game.sweptAtTick) {
           // It ticked since the last sweep: active now.
           game.sweptAtTick = game.state.tick;

@@ -11,7 +11,7 @@ export {
   MAX_GAME_ID_LENGTH,
 } from "./games.js";
 export { InputLog, type InputRecord } from "./input-log.js";
-export type { Game, GameOwner, GameSnapshot, GameTableLogger, GameTableOptions, InputResult, NewGame, SweepResult } from "./games.js";
+export type { AdoptOptions, Game, GameOwner, GameSnapshot, GameTableLogger, GameTableOptions, InputResult, NewGame, SweepResult } from "./games.js";
 export { DEFAULT_SLICE_MS, DEFAULT_SLOT_MS, TickScheduler, realTickClock } from "./scheduler.js";
 export type { TickClock, TickFn, TickInfo, TickTarget, ScheduledTask, TickSchedulerOptions } from "./scheduler.js";
 export { ManualTickClock, SingleTimerClock } from "./manual-clock.js";

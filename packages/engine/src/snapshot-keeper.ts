@@ -6,7 +6,9 @@ import {
   type GameSnapshot as SnapshotMessage,
   GameSnapshotSchema,
 } from "@flaplab/contracts/engine/v1/snapshot_pb";
-import { type Phase, createGame } from "@flaplab/physics";
+import { type Phase, createGame, validateCourse } from "@flaplab/physics";
+import { USERNAME_PATTERN } from "./stored-checks.js";
+import { checkWorld } from "./engine.js";
 import type { EngineBeat, SnapshotStore, StoredGame } from "@flaplab/snapshots";
 import type { Game, GameSnapshot, GameTable } from "./games.js";
 
@@ -289,7 +291,8 @@ export class SnapshotKeeper {
   /**
    * Continues game `gameId` of player `username` here from its stored snapshot (or returns it
    * when it is already here). NotFound when the store has no such game; PermissionDenied when
-   * it is another player's; FailedPrecondition when it is over.
+   * it is another player's; FailedPrecondition when it is over; ResourceExhausted when the
+   * player's unfinished games here (`maxGamesPerPlayer`) are all being played, or the table is full.
    */
   async resume(gameId: string, username: string): Promise<Game> {
     const here = this.games.get(gameId);
@@ -304,11 +307,35 @@ export class SnapshotKeeper {
       throw new ConnectError(`the snapshot store cannot be read: ${(err as Error).message}`, Code.Unavailable);
     }
     if (!stored) throw new ConnectError(`game ${gameId} has no snapshot to continue from`, Code.NotFound);
+    // What the store gives back is checked as a new game is: whoever can write the store must not
+    // get a world the generator could not make, or a score the game could not have.
+    const problem = checkStoredGame(stored, gameId);
+    if (problem !== undefined) {
+      this.logger?.warn({ event: "stored-game-refused", gameId, problem }, "a stored game fails the checks of a new game");
+      throw new ConnectError(`stored game ${gameId} cannot be continued: ${problem}`, Code.DataLoss);
+    }
     if (stored.origin.owner !== username) throw new ConnectError(`game ${gameId} belongs to another player`, Code.PermissionDenied);
     if (stored.snapshot.phase === PlayState.OVER) throw new ConnectError(`game ${gameId} is over`, Code.FailedPrecondition);
+    // A game moves only from an engine that is gone or draining: one whose holder is up and taking
+    // games stays there (the initiator sends ResumeGame to the holder first while it is up).
+    const holder = stored.snapshot.engine;
+    if (holder !== "" && holder !== this.engine) {
+      let beats: EngineBeat[];
+      try {
+        beats = await this.store.liveEngines();
+      } catch (err) {
+        throw new ConnectError(`the snapshot store cannot be read: ${(err as Error).message}`, Code.Unavailable);
+      }
+      if (beats.some((b) => b.engine === holder && !b.draining)) {
+        throw new ConnectError(`game ${gameId} is held by engine ${holder}, which is up: it continues there`, Code.Unavailable);
+      }
+    }
     // It may have arrived while the store was read (two resumes at once).
     const arrived = this.games.get(gameId);
     if (arrived) return arrived;
+    // The player's limit here holds for a continued game as for a new one; asked before the claim,
+    // so a refused game stays its holder's in the store.
+    this.games.requireRoomFor(username);
     // From now on only this engine's snapshots of the game are written.
     try {
       await this.store.claim(gameId, this.engine);
@@ -317,7 +344,7 @@ export class SnapshotKeeper {
     }
     const raced = this.games.get(gameId);
     if (raced) return raced;
-    const game = this.games.adopt(gameOf(stored, this.clock()));
+    const game = this.games.adopt(gameOf(stored, this.clock()), { resumed: true });
     // Its origin is in the store already.
     this.kept.set(gameId, { game, message: undefined, dirty: false, inFlight: false, forgotten: false });
     this.logger?.info({ event: "game-resumed", gameId, tick: game.state.tick, from: stored.snapshot.engine }, "game continued from its snapshot");
@@ -400,6 +427,55 @@ function fillSnapshot(message: SnapshotMessage, game: Game, nowMs: number): Snap
   message.startedAtMs = game.startedAtMs ?? 0;
   message.writtenAtMs = nowMs;
   return message;
+}
+
+/** Largest tick a stored game may stand at: a game of 100 pipes is over long before (≈ 2 h of ticks). */
+const MAX_STORED_TICK = 200_000;
+/** Largest input sequence number a stored game may hold (a client's seq is a uint32; a game sees far fewer). */
+const MAX_STORED_SEQ = 1_000_000;
+
+/**
+ * Why stored game `gameId` (origin and snapshot, as read back from the store) is not one this
+ * engine could have written, or undefined: the ids match, the owner is a username, the world
+ * passes StartGame's checks (`checkWorld`, `validateCourse`), and the snapshot's numbers are
+ * finite and within what a game of that world can reach (score at most one per pipe and per tick,
+ * the closest pipe within the course).
+ */
+export function checkStoredGame(stored: StoredGame, gameId: string): string | undefined {
+  const { origin, snapshot } = stored;
+  if (origin.gameId !== gameId || snapshot.gameId !== gameId) return `stored ids ${origin.gameId} / ${snapshot.gameId} are not ${gameId}`;
+  if (!USERNAME_PATTERN.test(origin.owner)) return "the stored owner is not a username";
+  const world = origin.world;
+  const bird = origin.bird;
+  if (!bird) return "no bird";
+  const worldProblem = checkWorld(world, bird);
+  if (worldProblem !== undefined) return worldProblem;
+  const courseProblem = validateCourse(
+    { pipeSpacing: world!.pipeSpacing, viewport: { width: world!.viewport!.width, height: world!.viewport!.height }, pipes: world!.pipes },
+    { width: bird.width, height: bird.height },
+  );
+  if (courseProblem !== undefined) return courseProblem;
+  const pipes = world!.pipes.length;
+  const { tick, score, closestPipe, lastInputSeq, reflectedSeq } = snapshot;
+  if (tick > MAX_STORED_TICK) return `tick ${tick} is beyond any game (at most ${MAX_STORED_TICK})`;
+  if (score < 0 || score > pipes || score > tick) return `score ${score} is more than a game at tick ${tick} of ${pipes} pipes can have`;
+  if (closestPipe > pipes) return `closest pipe ${closestPipe} is outside the ${pipes}-pipe course`;
+  if (lastInputSeq > MAX_STORED_SEQ || reflectedSeq > lastInputSeq) return `input seqs ${reflectedSeq} / ${lastInputSeq} are out of order or range`;
+  for (const [name, value] of [
+    ["bird y", snapshot.birdY],
+    ["bird velocity", snapshot.birdVelocity],
+    ["pipe speed", snapshot.pipeSpeed],
+    ["pipe window x", snapshot.pipeWindowX],
+    ["start time", snapshot.startedAtMs],
+    ["creation time", origin.createdAtMs],
+  ] as const) {
+    if (!Number.isFinite(value)) return `${name} is not a finite number`;
+  }
+  const height = world!.viewport!.height;
+  if (Math.abs(snapshot.birdY) > 2 * height || Math.abs(snapshot.birdVelocity) > height || Math.abs(snapshot.pipeSpeed) > height) {
+    return "bird or pipes move outside what the world allows";
+  }
+  return undefined;
 }
 
 /** The game a stored snapshot describes, ready for `GameTable.adopt`. */

@@ -349,6 +349,52 @@ describe("GameTable.detach, adopt and release: a game moved to another process",
   });
 });
 
+describe("GameTable.adopt of a resumed game: the player's limit and the unplayed sweep", () => {
+  /** A started game of `owner` as another engine's table detaches it. */
+  function startedElsewhere(id: string, owner = alice) {
+    const other = new GameTable({ sweepIntervalMs: 0 });
+    other.create({ id, owner, course: courseOf(openWorld()) });
+    other.input(id, owner.username, { seq: 1, clientTimeMs: 0 });
+    for (let i = 0; i < 5; i++) other.tick(id);
+    return structuredClone(other.detach(id)!);
+  }
+
+  it("counts it against the owner's unfinished games: it replaces the oldest game nobody plays, else ResourceExhausted", () => {
+    const clock = fakeClock();
+    const games = new GameTable({ maxGamesPerPlayer: 2, sweepIntervalMs: 0, clock: clock.now });
+    games.adopt(startedElsewhere("r1"), { resumed: true });
+    games.adopt(startedElsewhere("r2"), { resumed: true });
+    // Neither is played on here: a third replaces the oldest.
+    games.adopt(startedElsewhere("r3"), { resumed: true });
+    expect([...games].map((g) => g.id)).toEqual(["r2", "r3"]);
+    // Both are played on (an input, a tick): a fourth is refused, before and by adopt.
+    games.input("r2", "alice", { seq: 2, clientTimeMs: 0 });
+    games.tick("r3");
+    games.sweep();
+    expect(codeOf(() => games.requireRoomFor("alice"))).toBe(Code.ResourceExhausted);
+    expect(codeOf(() => games.adopt(startedElsewhere("r4"), { resumed: true }))).toBe(Code.ResourceExhausted);
+    expect(games.unfinishedCount("alice")).toBe(2);
+    // Another player's game is not in alice's count; without `resumed` (a shard's game) the limit is the detaching table's.
+    games.adopt(startedElsewhere("b1", { username: "bob", token: "b" }), { resumed: true });
+    games.adopt(startedElsewhere("s1"));
+    expect(games.unfinishedCount("alice")).toBe(3);
+  });
+
+  it("sweeps a resumed game nobody plays on after unplayedTtlMs, and keeps one that ticks", () => {
+    const clock = fakeClock();
+    const games = new GameTable({ unplayedTtlMs: 1000, sweepIntervalMs: 0, clock: clock.now });
+    games.adopt(startedElsewhere("idle"), { resumed: true });
+    games.adopt(startedElsewhere("ticking"), { resumed: true });
+    clock.advance(500);
+    games.tick("ticking");
+    expect(games.sweep()).toBe(0);
+    clock.advance(501);
+    expect(games.sweepByReason()).toEqual({ finished: 0, unplayed: 1, idle: 0 });
+    expect(games.has("idle")).toBe(false);
+    expect(games.has("ticking")).toBe(true);
+  });
+});
+
 describe("GameTable sweep timer", () => {
   afterEach(() => {
     vi.useRealTimers();

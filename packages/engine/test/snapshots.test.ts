@@ -193,6 +193,33 @@ describe("snapshots", () => {
     expect(b.connect("g1", bob).end).toMatchObject({ code: CloseCode.PermissionDenied });
   });
 
+  it("count a continued game against its player's limit here, on ResumeGame and on a stream opened here; a refused game stays its holder's", async () => {
+    const { clock, a, b } = await twoEngines(["g1", "g2"]);
+    // Alice plays 3 games on B already.
+    const onB = ["b1", "b2", "b3"].map((id) => {
+      b.games.create({ id, owner: alice, course: courseOf(easyWorld()), seed: EASY_SEED });
+      const session = b.connect(id);
+      input(session, 1);
+      return session;
+    });
+    await ticks(clock, 3);
+    const resume = (gameId: string) => b.rpc.resumeGame(create(ResumeGameRequestSchema, { gameId }), handlerContext("resumeGame", "alice"));
+    expect(await rejection(() => resume("g1"))).toMatchObject({ code: Code.ResourceExhausted });
+    const opened = b.connect("g2");
+    await flush();
+    expect(opened.end).toMatchObject({ code: CloseCode.LimitReached, reason: expect.stringMatching(/player alice already has 3 games/) });
+    // Nothing was claimed: A still plays both, its snapshots written.
+    await ticks(clock, 2);
+    expect(a.games.has("g1") && a.games.has("g2")).toBe(true);
+    expect(b.games.has("g1") || b.games.has("g2")).toBe(false);
+    // One of B's games is abandoned: now one resume fits, and a second replaces the first (nobody plays it).
+    onB[0]!.leave();
+    await flush();
+    expect(await resume("g1")).toMatchObject({ gameId: "g1" });
+    expect(await resume("g2")).toMatchObject({ gameId: "g2" });
+    expect([...b.games].map((g) => g.id).sort()).toEqual(["b2", "b3", "g2"]);
+  });
+
   it("tick a continued game as soon as the client's re-sent presses are in, or one period after its full frame", async () => {
     const { clock, a, b } = await twoEngines(["g1", "g2"]);
     await ticks(clock, 5);

@@ -25,6 +25,11 @@ export const CloseCode = {
   TooManyInputs: 4420,
   /** The client did not read its frames fast enough. */
   TooSlow: 4429,
+  /**
+   * A limit refuses the session: the player's unfinished games on this engine, the engine's game
+   * table, or the stream sessions of the game, player or address. The reason names it.
+   */
+  LimitReached: 4430,
   /** The server failed or is shutting down. */
   Internal: 4500,
 } as const;

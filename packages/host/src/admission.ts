@@ -1,11 +1,15 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import { constants as h2 } from "node:http2";
 import { Code } from "@connectrpc/connect";
+import { readBody } from "./body.js";
 import type { EventTally } from "./event-tally.js";
 
 type Request = IncomingMessage | Http2ServerRequest;
 type Response = ServerResponse | Http2ServerResponse;
 export type RequestHandler = (req: Request, res: Response) => void;
+/** Serves a request; `body` is the call's body when admission read it before the call took a slot. */
+export type CallHandler = (req: Request, res: Response, body?: Uint8Array) => void;
 
 export interface AdmissionOptions {
   /** Most requests handled at the same time. */
@@ -18,6 +22,21 @@ export interface AdmissionOptions {
   readonly shedLog: EventTally;
   /** CORS headers for a shed response to a browser from `origin` (none for an unlisted origin). */
   readonly corsHeaders?: (origin: string | undefined) => Record<string, string>;
+  /**
+   * Requests that are calls: their body is read before they take a slot or a queue place, within
+   * `bodyTimeoutMs`, and handed to the handler. Others (unknown paths) take a slot as they come.
+   */
+  readonly isCall?: (req: Request) => boolean;
+  /** Largest call body read (more is dropped; the handler refuses it). */
+  readonly readMaxBytes?: number;
+  /** A call whose body is not complete this long after its headers is cut (ms; default 5000). */
+  readonly bodyTimeoutMs?: number;
+  /** Most calls of one connection (h2c session or HTTP/1.1 socket) being received, queued or handled (default unbounded). */
+  readonly maxCallsPerConnection?: number;
+  /** Most calls from one client address being received, queued or handled (default unbounded). */
+  readonly maxCallsPerAddress?: number;
+  /** Told of each call cut at its body deadline. */
+  readonly onBodyTimeout?: () => void;
 }
 
 export interface Admission {
@@ -25,13 +44,21 @@ export interface Admission {
   readonly handle: RequestHandler;
   inFlight(): number;
   queued(): number;
+  /** Calls whose body is still being received (they hold no slot). */
+  receiving(): number;
 }
 
 interface Waiting {
   readonly req: Request;
   readonly res: Response;
+  readonly body: Uint8Array | undefined;
   readonly timer: NodeJS.Timeout;
   done: boolean;
+}
+
+/** The connection a request came on: its h2c session, or its HTTP/1.1 socket. */
+function connectionOf(req: Request): object {
+  return "stream" in req ? req.stream.session ?? req.socket : req.socket;
 }
 
 /** The message of a shed call. */
@@ -45,13 +72,73 @@ export const SHED_MESSAGE = "server overloaded: too many calls in progress, try 
  * never reaches Fastify, so shedding costs far less CPU than serving and the server keeps up
  * with floods of twice what it can serve.
  */
-export function createAdmission(handler: RequestHandler, opts: AdmissionOptions): Admission {
+export function createAdmission(handler: CallHandler, opts: AdmissionOptions): Admission {
   let active = 0;
   const queue: Waiting[] = [];
   let head = 0;
   let waiting = 0;
+  let receiving = 0;
+  const bodyTimeoutMs = opts.bodyTimeoutMs ?? 5000;
+  const readMaxBytes = opts.readMaxBytes ?? 1024 * 1024;
+  const maxPerConnection = opts.maxCallsPerConnection ?? Number.POSITIVE_INFINITY;
+  const maxPerAddress = opts.maxCallsPerAddress ?? Number.POSITIVE_INFINITY;
+  /** Calls of each connection and address being received, queued or handled. */
+  const perConnection = new Map<object, number>();
+  const perAddress = new Map<string, number>();
 
-  const start = (req: Request, res: Response): void => {
+  /** Counts a call against its connection and address until its response closes; false (shed) past a share. */
+  const share = (req: Request, res: Response): boolean => {
+    const connection = connectionOf(req);
+    const address = req.socket?.remoteAddress ?? "";
+    const onConnection = perConnection.get(connection) ?? 0;
+    if (onConnection >= maxPerConnection) {
+      shed(req, res, "connection-share");
+      return false;
+    }
+    const onAddress = perAddress.get(address) ?? 0;
+    if (onAddress >= maxPerAddress) {
+      shed(req, res, "address-share");
+      return false;
+    }
+    perConnection.set(connection, onConnection + 1);
+    perAddress.set(address, onAddress + 1);
+    res.once("close", () => {
+      const c = (perConnection.get(connection) ?? 1) - 1;
+      if (c > 0) perConnection.set(connection, c);
+      else perConnection.delete(connection);
+      const a = (perAddress.get(address) ?? 1) - 1;
+      if (a > 0) perAddress.set(address, a);
+      else perAddress.delete(address);
+    });
+    return true;
+  };
+
+  /** Reads a call's body within `bodyTimeoutMs`, holding no slot meanwhile, then admits it. */
+  const receive = (req: Request, res: Response): void => {
+    receiving++;
+    let settled = false;
+    const settle = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      receiving--;
+      clearTimeout(timer);
+      return true;
+    };
+    const timer = setTimeout(() => {
+      if (!settle()) return;
+      opts.onBodyTimeout?.();
+      cut(req, res);
+    }, bodyTimeoutMs);
+    res.once("close", settle);
+    readBody(req, readMaxBytes).then(
+      (body) => {
+        if (settle()) admit(req, res, body);
+      },
+      () => settle(), // the client went away while sending
+    );
+  };
+
+  const start = (req: Request, res: Response, body: Uint8Array | undefined): void => {
     active++;
     let released = false;
     res.once("close", () => {
@@ -60,7 +147,7 @@ export function createAdmission(handler: RequestHandler, opts: AdmissionOptions)
       active--;
       next();
     });
-    handler(req, res);
+    handler(req, res, body);
   };
   const next = (): void => {
     while (active < opts.maxConcurrent && head < queue.length) {
@@ -70,7 +157,7 @@ export function createAdmission(handler: RequestHandler, opts: AdmissionOptions)
       w.done = true;
       waiting--;
       clearTimeout(w.timer);
-      start(w.req, w.res);
+      start(w.req, w.res, w.body);
     }
     if (head > 1024 && head * 2 > queue.length) {
       queue.splice(0, head);
@@ -82,8 +169,13 @@ export function createAdmission(handler: RequestHandler, opts: AdmissionOptions)
       handler(req, res);
       return;
     }
+    if (!share(req, res)) return;
+    if (opts.isCall?.(req)) receive(req, res);
+    else admit(req, res, undefined);
+  };
+  const admit = (req: Request, res: Response, body: Uint8Array | undefined): void => {
     if (active < opts.maxConcurrent && waiting === 0) {
-      start(req, res);
+      start(req, res, body);
       return;
     }
     if (waiting >= opts.maxQueued) {
@@ -93,6 +185,7 @@ export function createAdmission(handler: RequestHandler, opts: AdmissionOptions)
     const w: Waiting = {
       req,
       res,
+      body,
       done: false,
       timer: setTimeout(() => {
         if (w.done) return;
@@ -113,8 +206,27 @@ export function createAdmission(handler: RequestHandler, opts: AdmissionOptions)
   const shed = (req: Request, res: Response, reason: string): void => {
     opts.shedLog.add(reason);
     writeError(req, res, Code.ResourceExhausted, SHED_MESSAGE, opts.corsHeaders?.(header(req, "origin")) ?? {});
+    // The answer goes out once the request's body is in: one that never comes is cut.
+    if (!req.readableEnded) {
+      const timer = setTimeout(() => {
+        if (!req.readableEnded) cut(req, res);
+      }, bodyTimeoutMs);
+      res.once("close", () => clearTimeout(timer));
+    }
   };
-  return { handle, inFlight: () => active, queued: () => waiting };
+  return { handle, inFlight: () => active, queued: () => waiting, receiving: () => receiving };
+}
+
+/**
+ * Ends a call whose body did not come in time: its h2c stream is reset (CANCEL), its HTTP/1.1
+ * connection closed (the rest of a request cannot be told from the next one).
+ */
+function cut(req: Request, res: Response): void {
+  if ("stream" in res) {
+    if (!res.stream.destroyed) res.stream.close(h2.NGHTTP2_CANCEL);
+  } else {
+    req.socket.destroy();
+  }
 }
 
 /** Everything but the health check and CORS preflights. */

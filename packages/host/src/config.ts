@@ -24,6 +24,15 @@ export interface HostLimits {
   readonly maxStreamsPerSession: number;
   /** Node's http2 `maxSessionMemory` per session, MiB (Node's default is 10). */
   readonly maxSessionMemoryMiB: number;
+  /**
+   * A call's body must be complete this long after its headers (ms); it holds no call slot or
+   * queue place until then, and is cut after (h2c: the stream reset; HTTP/1.1: the connection closed).
+   */
+  readonly bodyTimeoutMs: number;
+  /** Most calls of one connection (h2c session, HTTP/1.1 socket) being received, queued or handled; more are shed. */
+  readonly maxCallsPerConnection: number;
+  /** Most calls from one client address being received, queued or handled; more are shed. Raise it behind a proxy. */
+  readonly maxCallsPerAddress: number;
 }
 
 export const DEFAULT_HOST_LIMITS: HostLimits = {
@@ -35,6 +44,9 @@ export const DEFAULT_HOST_LIMITS: HostLimits = {
   maxQueueWaitMs: 2000,
   maxStreamsPerSession: 512,
   maxSessionMemoryMiB: 32,
+  bodyTimeoutMs: 5000,
+  maxCallsPerConnection: 128,
+  maxCallsPerAddress: 160,
 };
 
 /** The environment variable of each limit. */
@@ -47,6 +59,9 @@ export const HOST_LIMIT_ENV: { readonly [K in keyof HostLimits]: string } = {
   maxQueueWaitMs: "FLAPLAB_MAX_QUEUE_WAIT_MS",
   maxStreamsPerSession: "FLAPLAB_H2_MAX_STREAMS",
   maxSessionMemoryMiB: "FLAPLAB_H2_MAX_SESSION_MEMORY_MIB",
+  bodyTimeoutMs: "FLAPLAB_BODY_TIMEOUT_MS",
+  maxCallsPerConnection: "FLAPLAB_MAX_CALLS_PER_CONNECTION",
+  maxCallsPerAddress: "FLAPLAB_MAX_CALLS_PER_ADDRESS",
 };
 
 export const CORS_ORIGINS_ENV = "FLAPLAB_CORS_ORIGINS";
@@ -61,6 +76,9 @@ const MINIMUM: { readonly [K in keyof HostLimits]: number } = {
   maxQueueWaitMs: 1,
   maxStreamsPerSession: 1,
   maxSessionMemoryMiB: 1,
+  bodyTimeoutMs: 1,
+  maxCallsPerConnection: 1,
+  maxCallsPerAddress: 1,
 };
 
 export class HostConfigError extends Error {

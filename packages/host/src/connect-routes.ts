@@ -6,6 +6,7 @@ import type { UniversalHandler, UniversalServerRequest } from "@connectrpc/conne
 import { clientAddressKey } from "@flaplab/component";
 import type { Logger } from "pino";
 import { writeError } from "./admission.js";
+import { readBody } from "./body.js";
 import { connectUnaryFormat, isLeanGrpc, mediaTypeOf, serveConnectUnary, serveGrpcUnary, type UnaryImpl } from "./connect-unary.js";
 
 type NodeRequest = IncomingMessage | Http2ServerRequest;
@@ -24,8 +25,14 @@ export interface ConnectRoutesOptions extends ConnectRouterOptions {
 }
 
 export interface ConnectRoutes {
-  /** Serves `req` when its path is a mounted RPC (true); leaves anything else to the caller (false). */
-  handle(req: NodeRequest, res: NodeResponse): boolean;
+  /**
+   * Serves `req` when its path is a mounted RPC (true); leaves anything else to the caller (false).
+   * `body`: the request body, when it was read already (admission reads a call's body before the
+   * call takes a slot); read here otherwise.
+   */
+  handle(req: NodeRequest, res: NodeResponse, body?: Uint8Array): boolean;
+  /** Whether `req`'s path is a mounted RPC (what `handle` serves). */
+  isCall(req: NodeRequest): boolean;
   /** Aborts the calls still running `shutdownTimeoutMs` from now. */
   shutdown(): void;
 }
@@ -66,11 +73,12 @@ export function createConnectRoutes(opts: ConnectRoutesOptions): ConnectRoutes {
     format: "binary" | "json",
     req: NodeRequest,
     res: NodeResponse,
+    read: Uint8Array | undefined,
   ): Promise<void> => {
     const declared = Number(headerOf(req, "content-length"));
     let body: Uint8Array;
     try {
-      body = await readBody(req, opts.readMaxBytes);
+      body = read ?? (await readBody(req, opts.readMaxBytes));
     } catch {
       return; // the client went away while sending
     }
@@ -80,10 +88,10 @@ export function createConnectRoutes(opts: ConnectRoutesOptions): ConnectRoutes {
     await serveConnectUnary(target.method, target.impl, format, req, res, body, size, headers, values, shutdown.signal, opts.readMaxBytes);
   };
 
-  const serve = async (handler: UniversalHandler, req: NodeRequest, res: NodeResponse): Promise<void> => {
+  const serve = async (handler: UniversalHandler, req: NodeRequest, res: NodeResponse, read: Uint8Array | undefined): Promise<void> => {
     let body: Uint8Array;
     try {
-      body = await readBody(req, opts.readMaxBytes);
+      body = read ?? (await readBody(req, opts.readMaxBytes));
     } catch {
       return; // the client went away while sending
     }
@@ -155,17 +163,24 @@ export function createConnectRoutes(opts: ConnectRoutesOptions): ConnectRoutes {
     (res as ServerResponse).end(out);
   };
 
+  const handlerOf = (req: NodeRequest): { path: string; handler: UniversalHandler } | undefined => {
+    if (req.method === "OPTIONS") return undefined;
+    const url = req.url ?? "";
+    const q = url.indexOf("?");
+    const path = q < 0 ? url : url.slice(0, q);
+    const handler = byPath.get(path);
+    return handler === undefined ? undefined : { path, handler };
+  };
+
   return {
-    handle(req, res) {
-      if (req.method === "OPTIONS") return false;
-      const url = req.url ?? "";
-      const q = url.indexOf("?");
-      const path = q < 0 ? url : url.slice(0, q);
-      const handler = byPath.get(path);
-      if (handler === undefined) return false;
+    isCall: (req) => handlerOf(req) !== undefined,
+    handle(req, res, body) {
+      const found = handlerOf(req);
+      if (found === undefined) return false;
+      const { path, handler } = found;
       const target = unary.get(path);
       const format = target === undefined ? undefined : connectUnaryFormat(req);
-      const served = target !== undefined && format !== undefined ? serveUnary(target, format, req, res) : serve(handler, req, res);
+      const served = target !== undefined && format !== undefined ? serveUnary(target, format, req, res, body) : serve(handler, req, res, body);
       served.catch((err: unknown) => {
         opts.logger.error({ event: "rpc-failed", err, rpc: handler.requestPath }, "rpc handler failed");
         if (!res.headersSent) writeError(req, res, Code.Internal, "internal error", opts.corsHeaders(headerOf(req, "origin")));
@@ -182,48 +197,6 @@ export function createConnectRoutes(opts: ConnectRoutesOptions): ConnectRoutes {
 function headerOf(req: NodeRequest, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
-}
-
-/** Reads the request body; stops at `limit` + 1 bytes (Connect then answers resource_exhausted) and drops the rest. */
-function readBody(req: NodeRequest, limit: number): Promise<Uint8Array> {
-  const declared = Number(headerOf(req, "content-length"));
-  if (declared > limit) {
-    // Connect refuses it from the header alone; nothing of it is needed.
-    req.resume();
-    return Promise.resolve(new Uint8Array(0));
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (): void => {
-      done = true;
-      req.off("data", onData);
-      req.off("end", finish);
-      req.off("error", fail);
-      req.off("aborted", fail);
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    };
-    const fail = (err?: unknown): void => {
-      if (done) return;
-      done = true;
-      req.off("data", onData);
-      reject(err instanceof Error ? err : new Error("request aborted"));
-    };
-    const onData = (chunk: Buffer): void => {
-      chunks.push(chunk);
-      size += chunk.byteLength;
-      if (size > limit) {
-        // Enough to know it is too large; the rest is read and dropped.
-        finish();
-        req.resume();
-      }
-    };
-    req.on("data", onData);
-    req.once("end", finish);
-    req.once("error", fail);
-    req.once("aborted", fail);
-  });
 }
 
 const SIMPLE_AUTHORITY = /^[\w.-]+(:\d+)?$|^\[[\d a-f:.]+\](:\d+)?$/i;

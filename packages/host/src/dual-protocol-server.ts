@@ -7,11 +7,10 @@ import {
 } from "node:http2";
 import { createServer as createTcpServer, type Server, type Socket } from "node:net";
 import type { Logger } from "pino";
-import { createAdmission, type Admission } from "./admission.js";
+import { createAdmission, type Admission, type CallHandler } from "./admission.js";
 import type { HostLimits } from "./config.js";
 import { createEventTally, type EventTally } from "./event-tally.js";
 
-type Handler = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void;
 
 /** How long close() lets calls in flight finish before it cuts their connections. */
 export const CLOSE_GRACE_MS = 3000;
@@ -25,6 +24,10 @@ export interface DualProtocolOptions {
   readonly logIntervalMs?: number;
   /** HTTP/1.1 requests with an Upgrade header (WebSocket streams) go here; without it they are ordinary requests. */
   readonly onUpgrade?: UpgradeHandler;
+  /** Requests that are calls (their body is read before they take a slot; see admission.ts). */
+  readonly isCall?: (req: IncomingMessage | Http2ServerRequest) => boolean;
+  /** Largest call body read before the call is admitted (default 1 MiB). */
+  readonly readMaxBytes?: number;
 }
 
 /** Takes an HTTP/1.1 Upgrade request and its socket (it answers and owns the socket from then on). */
@@ -54,7 +57,7 @@ export interface DualProtocolServer extends Server {
  * close() is graceful: no new connections, idle ones closed at once, HTTP/2 sessions told to go
  * away after their open streams, and whatever is still open after CLOSE_GRACE_MS destroyed.
  */
-export function createDualProtocolServer(handler: Handler, opts: DualProtocolOptions): DualProtocolServer {
+export function createDualProtocolServer(handler: CallHandler, opts: DualProtocolOptions): DualProtocolServer {
   const { limits, logger } = opts;
   const intervalMs = opts.logIntervalMs ?? 5000;
   const shed = createEventTally({
@@ -77,6 +80,12 @@ export function createDualProtocolServer(handler: Handler, opts: DualProtocolOpt
     maxQueued: limits.maxQueuedCalls,
     maxQueueWaitMs: limits.maxQueueWaitMs,
     shedLog: shed,
+    bodyTimeoutMs: limits.bodyTimeoutMs,
+    maxCallsPerConnection: limits.maxCallsPerConnection,
+    maxCallsPerAddress: limits.maxCallsPerAddress,
+    onBodyTimeout: () => closedConnections.add("body-timeout"),
+    ...(opts.isCall ? { isCall: opts.isCall } : {}),
+    ...(opts.readMaxBytes === undefined ? {} : { readMaxBytes: opts.readMaxBytes }),
     ...(opts.corsHeaders ? { corsHeaders: opts.corsHeaders } : {}),
   });
   const h1 = createHttp1Server(
@@ -114,10 +123,17 @@ export function createDualProtocolServer(handler: Handler, opts: DualProtocolOpt
     }, limits.idleTimeoutMs);
     idle.unref();
     session.on("stream", (stream) => {
-      // The timer keeps running (a cleared one cannot be refreshed); it ignores busy sessions.
-      open++;
+      // The timer keeps running (a cleared one cannot be refreshed); it ignores busy sessions. A
+      // stream makes its session busy once its request is complete (its END_STREAM came): one whose
+      // body never comes is no call in progress, and does not keep the session open.
+      let working = false;
+      stream.once("end", () => {
+        if (stream.destroyed) return;
+        working = true;
+        open++;
+      });
       stream.once("close", () => {
-        if (--open === 0) idle.refresh();
+        if (working && --open === 0) idle.refresh();
       });
     });
     session.on("error", (err) => logger.warn({ event: "h2-session-error", err: { message: err.message, code: (err as NodeJS.ErrnoException).code } }, "h2c session error"));

@@ -33,6 +33,8 @@ export interface HostStats {
   /** RPCs being handled / waiting for a slot now. */
   readonly inFlight: number;
   readonly queued: number;
+  /** RPCs whose body is still coming in (they hold no slot yet). */
+  readonly receiving: number;
   /** RPCs shed with resource_exhausted since start, per reason (`queue-full`, `queue-timeout`). */
   readonly shed: Readonly<Record<string, number>>;
   /** Connections the server closed since start, per reason (`first-byte-timeout`, `idle-h2c`, `max-connections`). */
@@ -79,12 +81,14 @@ export async function createHost(options: HostOptions): Promise<Host> {
     bodyLimit: readMaxBytes,
     http2: true,
     serverFactory: (fastifyHandler) => {
-      const handler = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse): void => {
-        if (!rpc.handle(req, res)) (fastifyHandler as (req: unknown, res: unknown) => void)(req, res);
+      const handler = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse, body?: Uint8Array): void => {
+        if (!rpc.handle(req, res, body)) (fastifyHandler as (req: unknown, res: unknown) => void)(req, res);
       };
       server = createDualProtocolServer(handler, {
         limits,
         logger,
+        isCall: rpc.isCall,
+        readMaxBytes,
         corsHeaders,
         ...(options.logIntervalMs === undefined ? {} : { logIntervalMs: options.logIntervalMs }),
         ...(options.onUpgrade ? { onUpgrade: options.onUpgrade } : {}),
@@ -130,6 +134,7 @@ export async function createHost(options: HostOptions): Promise<Host> {
       return {
         inFlight: server?.admission.inFlight() ?? 0,
         queued: server?.admission.queued() ?? 0,
+        receiving: server?.admission.receiving() ?? 0,
         shed: server?.shed.totals() ?? {},
         closedConnections: server?.closedConnections.totals() ?? {},
         connections,

@@ -13,14 +13,19 @@ export const STREAM_TICKET_TTL_SECONDS = 60;
 export interface StreamTicket {
   readonly gameId: string;
   readonly username: string;
+  /** The engine (its group) whose game stream the ticket opens; undefined for a ticket that names none. */
+  readonly engine: string | undefined;
   /** The ticket itself. */
   readonly ticket: string;
   readonly expiresAt: Date;
 }
 
 export interface StreamTicketSigner {
-  /** A ticket for `username` to open the streams of `gameId`, valid for a minute. */
-  sign(gameId: string, username: string): Promise<{ readonly ticket: string; readonly expiresAt: Date }>;
+  /**
+   * A ticket for `username` to open the streams of `gameId`, valid for a minute; the game stream
+   * only at `engine` (the engine group that holds the game), when given.
+   */
+  sign(gameId: string, username: string, engine?: string): Promise<{ readonly ticket: string; readonly expiresAt: Date }>;
 }
 
 export interface StreamTicketSignerOptions {
@@ -45,13 +50,13 @@ export function createStreamTicketSigner(opts: StreamTicketSignerOptions): Strea
   const now = opts.now ?? Date.now;
   if (!Number.isInteger(ttl) || ttl <= 0) throw new Error(`ttlSeconds must be a positive integer, got ${ttl}`);
   return {
-    async sign(gameId, username) {
+    async sign(gameId, username, engine) {
       if (typeof gameId !== "string" || gameId === "") throw new Error("a stream ticket needs a game id");
       if (typeof username !== "string" || username === "") throw new Error("a stream ticket needs a username");
       const kid = await kidOf;
       const iat = Math.floor(now() / 1000);
       const exp = iat + ttl;
-      const ticket = await new SignJWT({ gid: gameId })
+      const ticket = await new SignJWT(engine === undefined ? { gid: gameId } : { gid: gameId, eng: engine })
         .setProtectedHeader({ alg: TOKEN_ALGORITHM, typ: "JWT", kid })
         .setSubject(username)
         .setIssuer(issuer)
@@ -123,7 +128,9 @@ export function createStreamTicketVerifier(opts: StreamTicketVerifierOptions): S
       if (typeof gameId !== "string" || gameId === "") throw invalidTicket("missing game id");
       const username = payload.sub;
       if (typeof username !== "string" || username === "") throw invalidTicket("missing username");
-      return Object.freeze({ gameId, username, ticket, expiresAt: new Date((payload.exp as number) * 1000) });
+      const engine = payload["eng"];
+      if (engine !== undefined && (typeof engine !== "string" || engine === "")) throw invalidTicket("bad engine");
+      return Object.freeze({ gameId, username, engine, ticket, expiresAt: new Date((payload.exp as number) * 1000) });
     },
   };
 }
@@ -156,6 +163,6 @@ export const STREAM_TICKET_PARAM = "ticket";
 export function createStreamAuthorizer(verifier: StreamTicketVerifier): (query: URLSearchParams) => Promise<Principal> {
   return async (query) => {
     const ticket = await verifier.verify(query.get(STREAM_TICKET_PARAM) ?? "");
-    return Object.freeze({ username: ticket.username, token: ticket.ticket, expiresAt: ticket.expiresAt, gameId: ticket.gameId });
+    return Object.freeze({ username: ticket.username, token: ticket.ticket, expiresAt: ticket.expiresAt, gameId: ticket.gameId, engine: ticket.engine });
   };
 }

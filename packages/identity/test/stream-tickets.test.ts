@@ -39,7 +39,15 @@ describe("stream tickets", () => {
     expect(decodeJwt(ticket)).toEqual({ gid: "g-1", sub: "alice", iss: "flaplab", aud: STREAM_AUDIENCE, iat: now / 1000, exp: now / 1000 + 60 });
     expect(expiresAt.getTime()).toBe(now + 60_000);
     const verified = await createStreamTicketVerifier({ publicKey: service.publicKey, now: () => now + 30_000 }).verify(ticket);
-    expect(verified).toEqual({ gameId: "g-1", username: "alice", ticket, expiresAt });
+    expect(verified).toEqual({ gameId: "g-1", username: "alice", engine: undefined, ticket, expiresAt });
+  });
+
+  it("name the engine whose game stream they open, when the signer says", async () => {
+    const { ticket } = await createStreamTicketSigner({ privateKey: service.privateKey }).sign("g-1", "alice", "engine-2");
+    expect(decodeJwt(ticket)).toMatchObject({ gid: "g-1", eng: "engine-2" });
+    expect(await createStreamTicketVerifier({ publicKey: service.publicKey }).verify(ticket)).toMatchObject({ gameId: "g-1", engine: "engine-2" });
+    const principal = await createStreamAuthorizer(createStreamTicketVerifier({ publicKey: service.publicKey }))(new URLSearchParams({ ticket }));
+    expect(principal).toMatchObject({ username: "alice", gameId: "g-1", engine: "engine-2" });
   });
 
   it("expire: a ticket cannot open a stream after its lifetime (plus the clock tolerance)", async () => {

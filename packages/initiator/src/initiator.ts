@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Code, ConnectError, type Client, type ServiceImpl } from "@connectrpc/connect";
-import { defineComponent, requirePrincipal } from "@flaplab/component";
+import { checkGameId, defineComponent, requirePrincipal } from "@flaplab/component";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import type { WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import type { EnginePlacement, EngineTarget } from "./placement.js";
@@ -20,7 +20,8 @@ export interface MusicEndpoints {
 
 /** Signs the ticket that opens a game's streams (`createStreamTicketSigner` of @flaplab/identity). */
 export interface StreamTicketIssuer {
-  sign(gameId: string, username: string): Promise<{ readonly ticket: string }>;
+  /** A ticket for the game's streams; its game stream opens only at `engine` (the engine's group name). */
+  sign(gameId: string, username: string, engine: string): Promise<{ readonly ticket: string }>;
 }
 
 export interface InitiatorDeps {
@@ -59,15 +60,17 @@ export function createInitiator(deps: InitiatorDeps): ServiceImpl<typeof Initiat
       const { world } = await deps.worldgen.generateWorld({ gameId, viewport, seed: req.seed });
       if (!world) throw new ConnectError("world generator returned no world", Code.Internal);
       const { engine, answer } = await onFirstEngine(await deps.engines(gameId, "start"), (e) => e.client.startGame({ gameId, world, bird }));
-      const { ticket } = await deps.tickets.sign(gameId, username);
+      const { ticket } = await deps.tickets.sign(gameId, username, engine.name);
       return answerFor(engine, { gameId, seed: world.seed, pipesInView: answer.pipesInView, streamTicket: ticket });
     },
 
     async resumeGame(req, ctx) {
       const { username } = requirePrincipal(ctx);
-      if (req.gameId === "") throw new ConnectError("game id is required", Code.InvalidArgument);
+      // Checked before anything uses it: the placement looks the game up in the snapshot store.
+      const problem = checkGameId(req.gameId);
+      if (problem !== undefined) throw new ConnectError(problem, Code.InvalidArgument);
       const { engine, answer } = await onFirstEngine(await deps.engines(req.gameId, "resume"), (e) => e.client.resumeGame({ gameId: req.gameId }));
-      const { ticket } = await deps.tickets.sign(req.gameId, username);
+      const { ticket } = await deps.tickets.sign(req.gameId, username, engine.name);
       return {
         game: answerFor(engine, { gameId: req.gameId, seed: answer.seed, pipesInView: answer.pipesInView, streamTicket: ticket }),
         tick: answer.tick,

@@ -103,8 +103,14 @@ export function guardService<S extends DescService>(
         },
       );
     };
+    const callers = def.callers[method.name];
+    const notAnEdge = `${def.service.typeName}/${method.name} may be called by ${callers?.join(", ")} only`;
     const admit = (principal: Principal): Principal => {
       if (isInternal && principal.service === undefined) throw new ConnectError(internalOnly, Code.PermissionDenied);
+      // Only the call graph's edges: a credential of another component is refused, whoever signed it.
+      if (callers !== undefined && !(callers as readonly string[]).includes(principal.service!)) {
+        throw new ConnectError(`${notAnEdge}, not by ${principal.service}`, Code.PermissionDenied);
+      }
       return principal;
     };
     // Not an async function: a call with a component credential verified before is served without

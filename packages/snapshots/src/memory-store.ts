@@ -1,6 +1,14 @@
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { type GameOrigin, GameOriginSchema, type GameSnapshot, GameSnapshotSchema } from "@flaplab/contracts/engine/v1/snapshot_pb";
-import type { EngineBeat, SnapshotStore, StoredGame } from "./store.js";
+import { type EngineBeat, SNAPSHOT_TTL_MS, type SnapshotStore, type StoredGame } from "./store.js";
+
+export interface MemorySnapshotStoreOptions {
+  /** How long a stored game outlives its latest write (origin, snapshot or claim), ms (default 15 min). */
+  readonly ttlMs?: number;
+}
+
+/** Expired games are purged, by a write, at most this often (and at least once per time to live). */
+const PURGE_INTERVAL_MS = 1000;
 
 /**
  * A snapshot store in this process: for a deployment with one engine (nothing to start) and for
@@ -9,32 +17,63 @@ import type { EngineBeat, SnapshotStore, StoredGame } from "./store.js";
  * read gets a copy of its own, so it still sees the game as it was at its latest write. A game's
  * origin (its whole course) is kept encoded: one buffer instead of a message per pipe, which
  * thousands of games' worth would leave for every major collection to trace.
+ *
+ * A game expires `ttlMs` after its latest write, as Redis keys do: a read of it finds nothing, and
+ * a write purges the expired games (at most once a second), so the store holds only the games
+ * written within about the last `ttlMs`, however many games were abandoned before.
  */
 export class MemorySnapshotStore implements SnapshotStore {
   readonly kind = "memory";
   /** Each game's origin, latest snapshot and owning engine, in one entry: one lookup per write. */
   private readonly games = new Map<string, StoredEntry>();
   private readonly beats = new Map<string, { beat: EngineBeat; untilMs: number }>();
+  readonly ttlMs: number;
+  private purgedAtMs: number;
 
-  constructor(private readonly clock: () => number = Date.now) {}
+  constructor(
+    private readonly clock: () => number = Date.now,
+    options: MemorySnapshotStoreOptions = {},
+  ) {
+    this.ttlMs = options.ttlMs ?? SNAPSHOT_TTL_MS;
+    if (!Number.isInteger(this.ttlMs) || this.ttlMs < 1) throw new RangeError(`ttlMs must be a whole number of ms ≥ 1, got ${this.ttlMs}`);
+    this.purgedAtMs = clock();
+  }
 
-  private entry(gameId: string): StoredEntry {
+  /** Games held, expired ones not yet purged included. */
+  get size(): number {
+    return this.games.size;
+  }
+
+  /** A game's entry, made when missing, its expiry moved to `now + ttlMs`; purges first when due. */
+  private entry(gameId: string, now: number): StoredEntry {
+    if (now - this.purgedAtMs >= Math.min(PURGE_INTERVAL_MS, this.ttlMs)) this.purge(now);
     let entry = this.games.get(gameId);
-    if (entry === undefined) {
-      entry = { origin: undefined, snapshot: undefined, owner: undefined };
+    if (entry === undefined || entry.expiresAtMs <= now) {
+      entry = { gameId, origin: undefined, snapshot: undefined, owner: undefined, expiresAtMs: 0 };
       this.games.set(gameId, entry);
     }
+    entry.expiresAtMs = now + this.ttlMs;
     return entry;
   }
 
+  /** Forgets every game whose time to live ran out. */
+  private purge(now: number): void {
+    this.purgedAtMs = now;
+    // values() of a Map tolerates deletes while iterating; no [key, value] pair per game.
+    for (const entry of this.games.values()) {
+      if (entry.expiresAtMs <= now) this.games.delete(entry.gameId);
+    }
+  }
+
   async writeOrigin(origin: GameOrigin): Promise<void> {
-    this.entry(origin.gameId).origin = toBinary(GameOriginSchema, origin);
+    this.entry(origin.gameId, this.clock()).origin = toBinary(GameOriginSchema, origin);
   }
 
   async writeSnapshots(engine: string, snapshots: readonly GameSnapshot[]): Promise<string[]> {
     const lost: string[] = [];
+    const now = this.clock();
     for (const s of snapshots) {
-      const entry = this.entry(s.gameId);
+      const entry = this.entry(s.gameId, now);
       if (entry.owner !== undefined && entry.owner !== engine) {
         lost.push(s.gameId);
         continue;
@@ -49,12 +88,16 @@ export class MemorySnapshotStore implements SnapshotStore {
   }
 
   async claim(gameId: string, engine: string): Promise<void> {
-    this.entry(gameId).owner = engine;
+    this.entry(gameId, this.clock()).owner = engine;
   }
 
   async read(gameId: string): Promise<StoredGame | undefined> {
     const entry = this.games.get(gameId);
     if (!entry?.origin || !entry.snapshot) return undefined;
+    if (entry.expiresAtMs <= this.clock()) {
+      this.games.delete(gameId);
+      return undefined;
+    }
     // Copies: the kept snapshot changes with the next write.
     return { origin: fromBinary(GameOriginSchema, entry.origin), snapshot: copySnapshot(create(GameSnapshotSchema), entry.snapshot) };
   }
@@ -80,6 +123,9 @@ export class MemorySnapshotStore implements SnapshotStore {
 }
 
 interface StoredEntry {
+  readonly gameId: string;
+  /** Epoch ms after which the game is gone (its latest write + the time to live). */
+  expiresAtMs: number;
   /** Encoded. */
   origin: Uint8Array | undefined;
   snapshot: GameSnapshot | undefined;

@@ -63,7 +63,7 @@ export class RedisSnapshotStore implements SnapshotStore {
     const keys: string[] = [];
     const args: Array<string | Buffer> = [engine, String(this.ttlMs)];
     for (const s of snapshots) {
-      keys.push(this.key("owner", s.gameId), this.key("snap", s.gameId));
+      keys.push(this.key("owner", s.gameId), this.key("snap", s.gameId), this.key("origin", s.gameId));
       args.push(Buffer.from(toBinary(GameSnapshotSchema, s)));
     }
     // One script: the owner check and the writes of the whole batch in one round trip, atomically.
@@ -72,7 +72,14 @@ export class RedisSnapshotStore implements SnapshotStore {
   }
 
   async claim(gameId: string, engine: string): Promise<void> {
-    await this.redis.set(this.key("owner", gameId), engine, "PX", this.ttlMs);
+    failed(
+      await this.redis
+        .pipeline()
+        .set(this.key("owner", gameId), engine, "PX", this.ttlMs)
+        .pexpire(this.key("origin", gameId), this.ttlMs)
+        .pexpire(this.key("snap", gameId), this.ttlMs)
+        .exec(),
+    );
   }
 
   async read(gameId: string): Promise<StoredGame | undefined> {
@@ -123,17 +130,19 @@ export class RedisSnapshotStore implements SnapshotStore {
 }
 
 /**
- * KEYS: owner and snapshot key of each game, in pairs; ARGV: the engine, the time to live (ms),
- * then each game's encoded snapshot. Writes the snapshots of the games the engine owns (or nobody
- * does: the engine takes them) and returns the 1-based positions of the others.
+ * KEYS: owner, snapshot and origin key of each game, in threes; ARGV: the engine, the time to live
+ * (ms), then each game's encoded snapshot. Writes the snapshots of the games the engine owns (or
+ * nobody does: the engine takes them), moves their origin's expiry along (a game outlives its
+ * latest write, not its first), and returns the 1-based positions of the others.
  */
 const WRITE_OWNED = `
 local lost = {}
 for i = 1, #ARGV - 2 do
-  local owner = redis.call('GET', KEYS[2 * i - 1])
+  local owner = redis.call('GET', KEYS[3 * i - 2])
   if owner == false or owner == ARGV[1] then
-    redis.call('SET', KEYS[2 * i - 1], ARGV[1], 'PX', ARGV[2])
-    redis.call('SET', KEYS[2 * i], ARGV[i + 2], 'PX', ARGV[2])
+    redis.call('SET', KEYS[3 * i - 2], ARGV[1], 'PX', ARGV[2])
+    redis.call('SET', KEYS[3 * i - 1], ARGV[i + 2], 'PX', ARGV[2])
+    redis.call('PEXPIRE', KEYS[3 * i], ARGV[2])
   else
     lost[#lost + 1] = i
   end

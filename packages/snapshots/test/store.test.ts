@@ -24,12 +24,12 @@ const origin = (gameId: string) =>
 const snapshot = (gameId: string, tick: number) =>
   create(GameSnapshotSchema, { gameId, engine: "engine-1", phase: PlayState.PLAYING, tick, birdY: 300.25, birdVelocity: -4.6, score: 2, lastInputSeq: 5 });
 
-const stores: Array<[string, () => Promise<SnapshotStore>]> = [
-  ["memory", async () => new MemorySnapshotStore()],
+const stores: Array<[string, (ttlMs?: number) => Promise<SnapshotStore>]> = [
+  ["memory", async (ttlMs) => new MemorySnapshotStore(Date.now, ttlMs === undefined ? {} : { ttlMs })],
   [
     "redis",
-    async () => {
-      const store = new RedisSnapshotStore({ url: redis.url, keyPrefix: `t${Math.random().toString(36).slice(2)}:` });
+    async (ttlMs) => {
+      const store = new RedisSnapshotStore({ url: redis.url, keyPrefix: `t${Math.random().toString(36).slice(2)}:`, ...(ttlMs === undefined ? {} : { ttlMs }) });
       await store.connect();
       return store;
     },
@@ -104,6 +104,32 @@ describe.each(stores)("%s snapshot store", (_kind, open) => {
     await store.close();
   });
 
+  it("forgets a game its time to live after its latest write (abandoned games do not pile up), and a write keeps it", async () => {
+    const ttlMs = 400;
+    const store = await open(ttlMs);
+    await store.writeOrigin(origin("kept"));
+    await store.writeOrigin(origin("abandoned"));
+    await store.writeSnapshots("engine-1", [snapshot("kept", 1), snapshot("abandoned", 1)]);
+    // "kept" is written again and claimed within its time to live; "abandoned" is not.
+    const deadline = Date.now() + 5000;
+    for (let tick = 2; Date.now() < deadline && (await store.read("abandoned")) !== undefined; tick++) {
+      await new Promise((r) => setTimeout(r, 100));
+      await store.writeSnapshots("engine-1", [snapshot("kept", tick)]);
+      if (tick === 4) await store.claim("kept", "engine-1");
+    }
+    expect(await store.read("abandoned")).toBeUndefined();
+    const kept = await store.read("kept");
+    expect(kept?.origin.owner).toBe("alice");
+    expect(kept?.snapshot.tick).toBeGreaterThan(2);
+    if (store instanceof MemorySnapshotStore) {
+      // Purged from memory by a later write, not only hidden from reads.
+      await new Promise((r) => setTimeout(r, ttlMs + 50));
+      await store.writeSnapshots("engine-1", [snapshot("kept", 100)]);
+      expect(store.size).toBe(1);
+    }
+    await store.close();
+  });
+
   it("lists engines whose heartbeat has not expired, and none that retired", async () => {
     const store = await open();
     await store.heartbeat({ engine: "engine-1", games: 3, maxGames: 10, draining: false }, 60_000);
@@ -158,5 +184,8 @@ describe("openSnapshotStore", () => {
   it("refuses several engines without a shared store, and a value that is not a store", async () => {
     await expect(openSnapshotStore({}, { engines: 3, topology: "sharded" })).rejects.toThrow(/sharded runs 3 engines.*FLAPLAB_SNAPSHOT_STORE=redis:\/\//);
     await expect(openSnapshotStore({ FLAPLAB_SNAPSHOT_STORE: "postgres://x" }, { engines: 1, topology: "t" })).rejects.toThrow(/must be "memory" or a redis:\/\/ URL/);
+    await expect(openSnapshotStore({ FLAPLAB_SNAPSHOT_TTL_MS: "soon" }, { engines: 1, topology: "t" })).rejects.toThrow(/FLAPLAB_SNAPSHOT_TTL_MS must be a whole number ≥ 1, got "soon"/);
+    const store = await openSnapshotStore({ FLAPLAB_SNAPSHOT_TTL_MS: "1234" }, { engines: 1, topology: "t" });
+    expect((store as MemorySnapshotStore).ttlMs).toBe(1234);
   });
 });

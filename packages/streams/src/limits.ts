@@ -9,6 +9,10 @@ export interface StreamLimits {
   readonly idleTimeoutMs: number;
   /** Sessions open at once; more are refused with 503. */
   readonly maxSessions: number;
+  /** Sessions of one player (the stream ticket's); a newer one replaces the oldest (closed 4430). */
+  readonly maxSessionsPerPlayer: number;
+  /** Sessions from one client address; more are refused (429, or closed 4430). */
+  readonly maxSessionsPerAddress: number;
 }
 
 export const DEFAULT_STREAM_LIMITS: StreamLimits = Object.freeze({
@@ -16,6 +20,8 @@ export const DEFAULT_STREAM_LIMITS: StreamLimits = Object.freeze({
   streamOpenTimeoutMs: 10_000,
   idleTimeoutMs: 60_000,
   maxSessions: 1000,
+  maxSessionsPerPlayer: 8,
+  maxSessionsPerAddress: 64,
 });
 
 export const STREAM_LIMIT_ENV: Readonly<Record<keyof StreamLimits, string>> = Object.freeze({
@@ -23,9 +29,11 @@ export const STREAM_LIMIT_ENV: Readonly<Record<keyof StreamLimits, string>> = Ob
   streamOpenTimeoutMs: "FLAPLAB_STREAM_OPEN_TIMEOUT_MS",
   idleTimeoutMs: "FLAPLAB_STREAM_IDLE_TIMEOUT_MS",
   maxSessions: "FLAPLAB_STREAM_MAX_SESSIONS",
+  maxSessionsPerPlayer: "FLAPLAB_STREAM_MAX_SESSIONS_PER_PLAYER",
+  maxSessionsPerAddress: "FLAPLAB_STREAM_MAX_SESSIONS_PER_ADDRESS",
 });
 
-const MINIMUM: Readonly<Record<keyof StreamLimits, number>> = { handshakeTimeoutMs: 100, streamOpenTimeoutMs: 100, idleTimeoutMs: 100, maxSessions: 1 };
+const MINIMUM: Readonly<Record<keyof StreamLimits, number>> = { handshakeTimeoutMs: 100, streamOpenTimeoutMs: 100, idleTimeoutMs: 100, maxSessions: 1, maxSessionsPerPlayer: 1, maxSessionsPerAddress: 1 };
 
 export class StreamConfigError extends Error {
   override name = "StreamConfigError";

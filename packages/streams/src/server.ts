@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import type { StreamCertificate } from "./certificate.js";
 import { admitSessionRequest, type LiveSession, runHandler, SessionEnding, type StreamAuthorizer, type StreamRoute, type StreamRoutes, startIdleSweep } from "./admission.js";
 import { resolveStreamLimits, type StreamLimits } from "./limits.js";
+import { addressOfPeer, SessionShares } from "./shares.js";
 import { loadWebTransport, tlsServersOf } from "./webtransport-lib.js";
 
 
@@ -67,6 +68,8 @@ interface WtSession {
   incomingBidirectionalStreams: ReadableStream<WtBidiStream>;
   close(info?: { closeCode: number; reason: string }): void;
   userData?: Partial<SessionData>;
+  /** The client's `address:port`. */
+  readonly peerAddress?: string;
 }
 
 /**
@@ -93,6 +96,7 @@ export async function createStreamServer(opts: StreamServerOptions): Promise<Str
   const server = http3 ? new lib.HttpServer({ ...args, reliability: "both" } as never) : new lib.Http2Server(args as never);
   const sessions = new Set<WtSession>();
   const live = new Set<LiveSession>();
+  const shares = new SessionShares(limits, logger);
 
   server.setRequestCallback(async ({ header }: { header: Record<string, string> }) => {
     // Never rejects: the library leaves a request unanswered when this promise does.
@@ -190,6 +194,7 @@ export async function createStreamServer(opts: StreamServerOptions): Promise<Str
     if (first.done) return;
     streams.releaseLock();
     const entry = adapt(wt, first.value, route.kind, gameId, principal, logger);
+    if (!shares.admit(entry.session, addressOfPeer(wt.peerAddress))) return;
     live.add(entry);
     void entry.session.closed.then(() => live.delete(entry));
     runHandler(route, entry.session, logger);

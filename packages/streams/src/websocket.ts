@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import { type WebSocket, WebSocketServer } from "ws";
 import { admitSessionRequest, type LiveSession, runHandler, SessionEnding, type StreamAuthorizer, type StreamRoute, type StreamRoutes, startIdleSweep } from "./admission.js";
 import { resolveStreamLimits, type StreamLimits } from "./limits.js";
+import { SessionShares } from "./shares.js";
 
 /** Largest client message a WebSocket session takes (the engine's own limit, 256 B, is checked after). */
 export const DEFAULT_MAX_WEBSOCKET_MESSAGE_BYTES = 64 * 1024;
@@ -71,6 +72,8 @@ const STATUS_TEXT: Readonly<Record<number, string>> = {
   401: "Unauthorized",
   403: "Forbidden",
   404: "Not Found",
+  409: "Conflict",
+  429: "Too Many Requests",
   503: "Service Unavailable",
 };
 
@@ -87,12 +90,15 @@ export function createWebSocketStreams(opts: WebSocketStreamsOptions): WebSocket
   let pending = 0;
   const live = new Set<LiveSession>();
   const sweep = startIdleSweep(live, limits.idleTimeoutMs, logger);
+  const shares = new SessionShares(limits, logger);
   let closing = false;
 
-  function upgrade(req: IncomingMessage, socket: Socket, head: Buffer, route: StreamRoute, gameId: string, principal: Principal): Promise<void> {
+  /** Answers 101 and runs the session; `shared`: counted against the game's, player's and address's shares here. */
+  function upgrade(req: IncomingMessage, socket: Socket, head: Buffer, route: StreamRoute, gameId: string, principal: Principal, shared = true): Promise<void> {
     return new Promise<void>((resolve) => {
       wss.handleUpgrade(req, socket, head, (ws) => {
         const entry = adapt(ws, socket, route.kind, gameId, principal, logger);
+        if (shared && !shares.admit(entry.session, socket.remoteAddress)) return resolve();
         live.add(entry);
         void entry.session.closed.then(() => live.delete(entry));
         runHandler(route, entry.session, logger);
@@ -123,6 +129,11 @@ export function createWebSocketStreams(opts: WebSocketStreamsOptions): WebSocket
         if (closing) return refuse(socket, 503);
         if (!result.admitted) return refuse(socket, result.status);
         const { path, route, gameId, principal } = result;
+        const share = shares.precheck(route.kind, principal.gameId ?? gameId, socket.remoteAddress);
+        if (share) {
+          logger.info({ event: "stream-rejected", link: "websocket", kind: route.kind, gameId, status: share.status, reason: share.reason }, "stream rejected");
+          return refuse(socket, share.status);
+        }
         if (opts.handoff?.({ path, kind: route.kind, gameId, principal, req, socket, head })) return;
         await upgrade(req, socket, head, route, gameId, principal);
       })()
@@ -135,7 +146,8 @@ export function createWebSocketStreams(opts: WebSocketStreamsOptions): WebSocket
     adopt(req, socket, head, admitted) {
       const route = Object.hasOwn(routes, admitted.path) ? routes[admitted.path] : undefined;
       if (!route || closing) return refuse(socket, route ? 503 : 404);
-      upgrade(req as IncomingMessage, socket, head, route, admitted.gameId, admitted.principal).catch((err: unknown) => {
+      // Admitted by another process's link (its checks, its shares): not counted again here.
+      upgrade(req as IncomingMessage, socket, head, route, admitted.gameId, admitted.principal, false).catch((err: unknown) => {
         logger.error({ err }, "websocket upgrade failed");
         socket.destroy();
       });

@@ -21,8 +21,20 @@ export interface ReceivedSpan {
 export interface OtlpReceiver {
   /** `http://127.0.0.1:<port>`: the value of `OTEL_EXPORTER_OTLP_ENDPOINT`. */
   readonly endpoint: string;
+  /** The first `maxSpans` spans received. */
   readonly spans: readonly ReceivedSpan[];
+  /** Spans received beyond `maxSpans`, not kept. */
+  readonly dropped: number;
   close(): Promise<void>;
+}
+
+export interface OtlpReceiverOptions {
+  /** Port on 127.0.0.1 (default 0: any free one). */
+  readonly port?: number;
+  /** Largest request body, compressed and decompressed alike (default 16 MiB): more is answered 413. */
+  readonly maxBodyBytes?: number;
+  /** Spans kept (default 20,000); later ones are counted in `dropped`. */
+  readonly maxSpans?: number;
 }
 
 export const OTLP_SPAN_KIND = { internal: 1, server: 2, client: 3 } as const;
@@ -91,16 +103,21 @@ export function spansOfExport(body: JsonExport): ReceivedSpan[] {
   return spans;
 }
 
-const MAX_BODY_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_OTLP_MAX_BODY_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_OTLP_MAX_SPANS = 20_000;
 
 /**
  * Starts an OTLP/HTTP receiver on 127.0.0.1 (any free port unless `port` is given): `POST
  * /v1/traces` with `content-type: application/json` (what the exporter sends with
  * `OTEL_EXPORTER_OTLP_PROTOCOL=http/json`), gzip or not. For tests and a quick look at what a
- * process exports; not a collector.
+ * process exports; not a collector. Bounded: a body over `maxBodyBytes`, before or after gunzip
+ * (a small gzip body can inflate to gigabytes), is answered 413 without being inflated further,
+ * and at most `maxSpans` spans are kept.
  */
-export async function startOtlpReceiver(port = 0): Promise<OtlpReceiver> {
+export async function startOtlpReceiver(options: OtlpReceiverOptions | number = {}): Promise<OtlpReceiver> {
+  const { port = 0, maxBodyBytes = DEFAULT_OTLP_MAX_BODY_BYTES, maxSpans = DEFAULT_OTLP_MAX_SPANS } = typeof options === "number" ? { port: options } : options;
   const spans: ReceivedSpan[] = [];
+  let dropped = 0;
   const answer = (res: ServerResponse, status: number, body: string): void => {
     res.writeHead(status, { "content-type": "application/json" }).end(body);
   };
@@ -112,14 +129,24 @@ export async function startOtlpReceiver(port = 0): Promise<OtlpReceiver> {
     let size = 0;
     req.on("data", (c: Buffer) => {
       size += c.byteLength;
-      if (size <= MAX_BODY_BYTES) chunks.push(c);
+      if (size <= maxBodyBytes) chunks.push(c);
     });
     req.on("end", () => {
-      if (size > MAX_BODY_BYTES) return answer(res, 413, "{}");
+      if (size > maxBodyBytes) return answer(res, 413, JSON.stringify({ message: `body over ${maxBodyBytes} bytes` }));
+      const raw = Buffer.concat(chunks);
+      let body: Buffer;
       try {
-        const raw = Buffer.concat(chunks);
-        const text = (req.headers["content-encoding"] === "gzip" ? gunzipSync(raw) : raw).toString("utf8");
-        spans.push(...spansOfExport(JSON.parse(text) as JsonExport));
+        // Inflated only up to the limit: zlib stops there with ERR_BUFFER_TOO_LARGE.
+        body = req.headers["content-encoding"] === "gzip" ? gunzipSync(raw, { maxOutputLength: maxBodyBytes }) : raw;
+      } catch (err) {
+        const tooLarge = (err as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE";
+        return answer(res, tooLarge ? 413 : 400, JSON.stringify({ message: tooLarge ? `decompressed body over ${maxBodyBytes} bytes` : (err as Error).message }));
+      }
+      try {
+        const received = spansOfExport(JSON.parse(body.toString("utf8")) as JsonExport);
+        const room = Math.max(0, maxSpans - spans.length);
+        for (let i = 0; i < received.length && i < room; i++) spans.push(received[i]!);
+        dropped += Math.max(0, received.length - room);
         answer(res, 200, "{}");
       } catch (err) {
         answer(res, 400, JSON.stringify({ message: err instanceof Error ? err.message : String(err) }));
@@ -134,6 +161,9 @@ export async function startOtlpReceiver(port = 0): Promise<OtlpReceiver> {
   return {
     endpoint: `http://127.0.0.1:${bound}`,
     spans,
+    get dropped() {
+      return dropped;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

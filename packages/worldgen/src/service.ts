@@ -17,7 +17,7 @@ export const MIN_VIEWPORT_HEIGHT = WORLD_LIMITS.minViewportHeight;
 export const MAX_VIEWPORT_SIZE = WORLD_LIMITS.maxViewportSize;
 
 /** GenerateWorld is internal: the initiator asks for a game's world. */
-export const worldgenComponent = defineComponent({ name: "worldgen", service: WorldGenService, internalMethods: ["GenerateWorld"] });
+export const worldgenComponent = defineComponent({ name: "worldgen", service: WorldGenService, internalMethods: ["GenerateWorld"], callers: { GenerateWorld: ["initiator"] } });
 
 export interface WorldGenDeps {
   /** Draws the seed when a request has none; defaults to a crypto-random positive int64. */
