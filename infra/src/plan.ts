@@ -57,6 +57,19 @@ export const FARGATE_TASK_START_S = { min: 30, max: 60 } as const;
 
 /** Services running these components keep one task: a game's stream must reach the engine holding the game. */
 export const SINGLE_COPY_COMPONENTS: readonly ComponentName[] = ["engine", "music"];
+/**
+ * Per-address shares raised to the process-wide caps in every cloud task: behind a load balancer
+ * every client connects from the balancer's address, so a share per address would be one share for
+ * all players. The per-connection, per-player and per-account shares still hold.
+ */
+export const BEHIND_BALANCER_ENV: Readonly<Record<string, string>> = Object.freeze({
+  FLAPLAB_MAX_CALLS_PER_ADDRESS: "4096",
+  FLAPLAB_STREAM_MAX_SESSIONS_PER_ADDRESS: "1000",
+  FLAPLAB_AUTH_MAX_HASHES_PER_ADDRESS: "6",
+  FLAPLAB_AUTH_LOGINS_PER_ADDRESS: "100000",
+  FLAPLAB_AUTH_LOGIN_FAILS_PER_ADDRESS: "100000",
+  FLAPLAB_AUTH_REGISTRATIONS_PER_ADDRESS: "100000",
+});
 /** Header every call between components carries (the runtime's CALLER_HEADER). */
 export const CALLER_HEADER = "x-flaplab-caller";
 /**
@@ -707,6 +720,7 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
       [ENV.region]: p.region,
       [ENV.zone]: `${p.region}${p.zone}`,
       [ENV.idleTimeout]: String(SERVER_IDLE_TIMEOUT_MS),
+      ...BEHIND_BALANCER_ENV,
       // Only groups with a stream server (engine or music) read it.
       ...(streamUrl === undefined ? {} : { [ENV.streamIdleTimeout]: String(STREAM_IDLE_TIMEOUT_MS) }),
     };

@@ -6,7 +6,8 @@ import { COMPONENT_NAMES } from "@flaplab/component";
 import { CALLER_HEADER as RUNTIME_CALLER_HEADER, loadTopology, type Topology } from "@flaplab/runtime";
 import { beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_HOST_LIMITS, hostLimitsFromEnv } from "../../packages/host/src/config.js";
-import { streamLimitsFromEnv } from "../../packages/streams/src/limits.js";
+import { authLimitsFromEnv, DEFAULT_AUTH_LIMITS } from "../../packages/auth/src/throttle.js";
+import { DEFAULT_STREAM_LIMITS, streamLimitsFromEnv } from "../../packages/streams/src/limits.js";
 import {
   ALB_IDLE_TIMEOUT_S,
   CALLER_HEADER,
@@ -89,6 +90,20 @@ describe("idle timeouts", () => {
     const env = plan("monolith").services[0]!.environment;
     expect(env[ENV.idleTimeout]).toBe(String(SERVER_IDLE_TIMEOUT_MS));
     expect(SERVER_IDLE_TIMEOUT_MS).not.toBe(DEFAULT_HOST_LIMITS.idleTimeoutMs);
+  });
+
+  it("raises every per-address share to its process-wide cap, since all clients come from the balancer's address", () => {
+    for (const stage of STAGES) {
+      for (const s of plan(stage).services) {
+        const host = hostLimitsFromEnv(s.environment);
+        expect(host.maxCallsPerAddress, `${stage}/${s.group}`).toBe(host.maxConnections ?? DEFAULT_HOST_LIMITS.maxConnections);
+        const streams = { ...DEFAULT_STREAM_LIMITS, ...streamLimitsFromEnv(s.environment) };
+        expect(streams.maxSessionsPerAddress, `${stage}/${s.group}`).toBe(streams.maxSessions);
+        const auth = { ...DEFAULT_AUTH_LIMITS, ...authLimitsFromEnv(s.environment) };
+        expect(auth.maxHashesPerAddress).toBe(auth.maxConcurrentHashes + auth.maxQueuedHashes);
+        expect(auth.loginsPerAddress).toBeGreaterThanOrEqual(100_000);
+      }
+    }
   });
 
   it("has the stream server close a quiet stream itself, before the balancer would cut it", () => {
