@@ -27,12 +27,7 @@ let games: GameTable;
 const tokens: Record<string, string> = {};
 
 beforeAll(async () => {
-  Object.assign(process.env, ENV);
-  try {
-    m = await startMonolith();
-  } finally {
-    for (const name of Object.keys(ENV)) delete process.env[name];
-  }
+  m = await startMonolith({ env: ENV });
   games = m.server.mounted.games!;
   for (const name of ["mallory", "alice"]) tokens[name] = await m.register(name);
 }, 60_000);

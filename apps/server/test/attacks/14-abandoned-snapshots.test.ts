@@ -21,12 +21,7 @@ let store: MemorySnapshotStore;
 let token: string;
 
 beforeAll(async () => {
-  Object.assign(process.env, ENV);
-  try {
-    m = await startMonolith();
-  } finally {
-    for (const name of Object.keys(ENV)) delete process.env[name];
-  }
+  m = await startMonolith({ env: ENV });
   games = m.server.mounted.games!;
   store = m.server.mounted.snapshotStore as MemorySnapshotStore;
   token = await m.register("mallory");

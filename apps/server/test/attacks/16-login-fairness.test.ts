@@ -18,12 +18,7 @@ const PASSWORD = "a long enough password";
 let m: Monolith;
 
 beforeAll(async () => {
-  Object.assign(process.env, ENV);
-  try {
-    m = await startMonolith();
-  } finally {
-    for (const name of Object.keys(ENV)) delete process.env[name];
-  }
+  m = await startMonolith({ env: ENV });
   for (const name of ["acct1", "acct2", "acct3", "victim", "burst", "bystander"]) await m.register(name);
 }, 60_000);
 

@@ -18,12 +18,7 @@ let m: Monolith;
 const tokens: Record<string, string> = {};
 
 beforeAll(async () => {
-  Object.assign(process.env, ENV);
-  try {
-    m = await startMonolith();
-  } finally {
-    for (const name of Object.keys(ENV)) delete process.env[name];
-  }
+  m = await startMonolith({ env: ENV });
   for (const name of ["mallory", "eve", "alice"]) tokens[name] = await m.register(name);
 }, 60_000);
 

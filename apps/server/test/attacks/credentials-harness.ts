@@ -25,18 +25,31 @@ export interface Monolith {
 export interface MonolithOptions {
   /** Host limits instead of the defaults (and FLAPLAB_* overrides), e.g. short timeouts. */
   readonly hostLimits?: Partial<HostLimits>;
+  /** FLAPLAB_* variables the server reads while it starts (this process's are restored afterwards). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** The repository's monolith topology on free loopback ports, started in this process on a fresh data directory. */
 export async function startMonolith(options: MonolithOptions = {}): Promise<Monolith> {
   const topo = await topologyOnFreePorts("monolith");
-  const server = await startServer({
-    topology: await loadTopology(topo.file),
-    group: "monolith",
-    dataDir: topo.dir,
-    logger: pino({ level: "silent" }),
-    ...(options.hostLimits ? { hostLimits: options.hostLimits } : {}),
-  });
+  const env = options.env ?? {};
+  const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  let server: RunningServer;
+  try {
+    server = await startServer({
+      topology: await loadTopology(topo.file),
+      group: "monolith",
+      dataDir: topo.dir,
+      logger: pino({ level: "silent" }),
+      ...(options.hostLimits ? { hostLimits: options.hostLimits } : {}),
+    });
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
   const baseUrl = `http://127.0.0.1:${server.port}`;
   const auth = createClient(AuthService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
   return {
