@@ -167,7 +167,8 @@ export function createEngine(deps: EngineDeps = {}): ServiceImpl<typeof EngineSe
         throw new ConnectError("this engine keeps no snapshots: its games cannot be resumed", Code.FailedPrecondition);
       }
       if (deps.snapshots.draining) throw new ConnectError("this engine is draining", Code.Unavailable);
-      const game = await deps.snapshots.resume(request.gameId, principal.username);
+      // Only the initiator calls ResumeGame, and it has tried the game's live holder first.
+      const game = await deps.snapshots.resume(request.gameId, principal.username, { holderTried: true });
       return create(ResumeGameResponseSchema, { gameId: game.id, tick: game.state.tick, pipesInView: game.state.pipesInView, seed: game.seed });
     },
   };

@@ -293,8 +293,12 @@ export class SnapshotKeeper {
    * when it is already here). NotFound when the store has no such game; PermissionDenied when
    * it is another player's; FailedPrecondition when it is over; ResourceExhausted when the
    * player's unfinished games here (`maxGamesPerPlayer`) are all being played, or the table is full.
+   * Unavailable when another engine holds it and its heartbeat says it is up and not draining,
+   * unless `holderTried`: the initiator's ResumeGame, which calls a live holder first and comes
+   * here only when that call failed, so a killed engine's games go on without waiting for its
+   * heartbeat to expire.
    */
-  async resume(gameId: string, username: string): Promise<Game> {
+  async resume(gameId: string, username: string, options: { readonly holderTried?: boolean } = {}): Promise<Game> {
     const here = this.games.get(gameId);
     if (here) {
       if (here.owner.username !== username) throw new ConnectError(`game ${gameId} belongs to another player`, Code.PermissionDenied);
@@ -319,7 +323,7 @@ export class SnapshotKeeper {
     // A game moves only from an engine that is gone or draining: one whose holder is up and taking
     // games stays there (the initiator sends ResumeGame to the holder first while it is up).
     const holder = stored.snapshot.engine;
-    if (holder !== "" && holder !== this.engine) {
+    if (holder !== "" && holder !== this.engine && !options.holderTried) {
       let beats: EngineBeat[];
       try {
         beats = await this.store.liveEngines();

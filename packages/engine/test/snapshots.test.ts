@@ -172,6 +172,18 @@ describe("snapshots", () => {
     expect(b.score.calls.map((c) => c.request)).toEqual([expect.objectContaining({ gameId: "easy", score: 7, ticks: 402 })]);
   });
 
+  it("moves a game whose holder's heartbeat is fresh only through ResumeGame, which the initiator sends after the holder failed it", async () => {
+    const { store, clock, b } = await twoEngines(["g1"]);
+    await ticks(clock, 30);
+    // Engine A was just killed: its last heartbeat has not expired yet.
+    await store.heartbeat({ engine: "engine-a", games: 1, maxGames: 100, draining: false }, 60_000);
+    // A stream opened at B on its own does not take the game from an engine that says it is up.
+    expect(await rejection(() => b.keeper.resume("g1", "alice"))).toMatchObject({ code: Code.Unavailable });
+    // The initiator's ResumeGame (it called the holder first, and that call failed) moves it at once.
+    const resumed = await b.rpc.resumeGame(create(ResumeGameRequestSchema, { gameId: "g1" }), handlerContext("resumeGame", "alice"));
+    expect(resumed).toMatchObject({ gameId: "g1", tick: 30 });
+  });
+
   it("resume a game whose engine died (ResumeGame), from its last tick, for its player only", async () => {
     const { clock, b } = await twoEngines(["g1"]);
     await ticks(clock, 30);
