@@ -11,7 +11,7 @@ import type { GameTable } from "@flaplab/engine";
 import { CloseCode } from "@flaplab/game-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { input, type Link, openLink } from "../ws-client.js";
-import { outcome, startMonolith, type Monolith } from "./credentials-harness.js";
+import { outcome, startMonolith, type Monolith, until } from "./credentials-harness.js";
 
 const MAX_GAMES = 20;
 const UNPLAYED_TTL_MS = 1500;
@@ -39,15 +39,6 @@ afterAll(async () => {
 const initiator = (player: string) => m.client(InitiatorService, "connect", { authorization: `Bearer ${tokens[player]}` });
 const gamesOf = (player: string) => [...games].filter((g) => g.owner.username === player);
 
-/** Polls `done` every 20 ms until it holds or `withinMs` passes; returns the ms it took (rejects on the deadline). */
-async function until(done: () => boolean | Promise<boolean>, withinMs: number, what: string): Promise<number> {
-  const t0 = Date.now();
-  while (!(await done())) {
-    if (Date.now() - t0 > withinMs) throw new Error(`${what}: not within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return Date.now() - t0;
-}
 
 /** Opens a game's engine stream over WebSocket and presses once; resolves at its first frame. */
 async function playing(game: StartGameResponse): Promise<Link> {

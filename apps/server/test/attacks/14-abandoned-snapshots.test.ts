@@ -9,7 +9,7 @@ import type { GameTable } from "@flaplab/engine";
 import type { MemorySnapshotStore } from "@flaplab/snapshots";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { input, openLink } from "../ws-client.js";
-import { outcome, startMonolith, type Monolith } from "./credentials-harness.js";
+import { outcome, startMonolith, type Monolith, until } from "./credentials-harness.js";
 
 const SNAPSHOT_TTL_MS = 1500;
 const ENV = { FLAPLAB_SNAPSHOT_TTL_MS: String(SNAPSHOT_TTL_MS) };
@@ -33,14 +33,6 @@ afterAll(async () => {
 
 const initiator = () => m.client(InitiatorService, "connect", { authorization: `Bearer ${token}` });
 
-async function until(done: () => boolean | Promise<boolean>, withinMs: number, what: string): Promise<number> {
-  const t0 = Date.now();
-  while (!(await done())) {
-    if (Date.now() - t0 > withinMs) throw new Error(`${what}: not within ${withinMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return Date.now() - t0;
-}
 
 function countOf(codes: readonly string[]): Record<string, number> {
   const counts: Record<string, number> = {};

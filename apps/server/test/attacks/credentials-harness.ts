@@ -103,3 +103,13 @@ export function monolithWithPlayer(player = "mallory"): { readonly m: Monolith; 
   });
   return state;
 }
+
+/** Polls `done` every 20 ms until it holds; its time in ms, or an error naming `what` past `withinMs`. */
+export async function until(done: () => boolean | Promise<boolean>, withinMs: number, what: string): Promise<number> {
+  const t0 = Date.now();
+  while (!(await done())) {
+    if (Date.now() - t0 > withinMs) throw new Error(`${what}: not within ${withinMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return Date.now() - t0;
+}
