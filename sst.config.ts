@@ -9,8 +9,9 @@
 // FLAPLAB_IMAGE (the server image, linux/arm64, built once and pushed by infra/build-image.sh; without
 // it SST builds apps/server/Dockerfile once per service),
 // FLAPLAB_TRACING ("xray": an ADOT collector beside every server sends its traces to X-Ray; "off").
-// Secrets (per stage): JwtPrivateKey and JwtPublicKey (the players' tokens) and ServicePrivateKey
-// (the components' shared key), Ed25519 PEM (`sst secret set`).
+// Secrets (per stage, Ed25519 PEM, `sst secret set`): JwtPrivateKey and JwtPublicKey (the players'
+// tokens), one key per component (AuthKey, WorldgenKey, EngineKey, InitiatorKey, MusicKey, ScoreKey)
+// and StreamTicketKey. Each service gets only the private keys of its own components.
 
 const DEFAULT_REGION = process.env.FLAPLAB_DEFAULT_REGION ?? "us-east-1";
 
@@ -42,11 +43,10 @@ export default $config({
     });
     for (const warning of plan.warnings) console.warn(`flaplab: ${warning}`);
 
-    const secrets = {
-      JwtPrivateKey: new sst.Secret("JwtPrivateKey"),
-      JwtPublicKey: new sst.Secret("JwtPublicKey"),
-      ServicePrivateKey: new sst.Secret("ServicePrivateKey"),
-    };
+    const secrets = Object.fromEntries(infra.SECRET_NAMES.map((name) => [name, new sst.Secret(name)])) as Record<
+      (typeof infra.SECRET_NAMES)[number],
+      sst.Secret
+    >;
     const outputs: Record<string, $util.Input<string>> = {};
 
     for (const region of plan.regions) {
@@ -136,6 +136,9 @@ export default $config({
           let value: $util.Input<string>;
           if (v.from === "secret") {
             value = secrets[v.name].value;
+          } else if (v.from === "public-half") {
+            // A component's public key, for the services it calls: derived from its secret here.
+            value = secrets[v.name].value.apply(infra.publicKeyPemOf);
           } else {
             const url = (v.from === "database" ? databaseUrls : storeUrls).get(v.name);
             if (!url) throw new Error(`${s.name}: ${v.from} ${v.name} is not in ${region.region}`);

@@ -90,7 +90,7 @@ export interface BenchKeys extends LocalIdentity {
 /** The keys in `dir` (created if missing): player and component credentials, and the verifier the runtime checks them with. */
 export async function benchKeys(dir: string): Promise<BenchKeys> {
   const identity = await openLocalIdentity(join(dir, "identity"));
-  return { ...identity, callerToken: async () => identity.serviceSigner.tokenFor("initiator", "bench") };
+  return { ...identity, callerToken: async () => identity.serviceSigner.tokenFor("initiator", "worldgen", "bench") };
 }
 
 /** Music in its own group at `port`; the engine (and the rest) in group "engine". */

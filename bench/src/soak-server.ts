@@ -12,7 +12,7 @@ import type { Client } from "@connectrpc/connect";
 import { RecordRunResponseSchema, type ScoreService } from "@flaplab/contracts/score/v1/score_pb";
 import { createGameSessionHandler, GameTable } from "@flaplab/engine";
 import { type EngineShards, type ShardSample, startEngineShards } from "@flaplab/engine-shards";
-import { createStreamAuthorizer, createStreamTicketSigner, createStreamTicketVerifier, loadServiceKeys, type StreamTicketSigner } from "@flaplab/identity";
+import { createStreamAuthorizer, createStreamTicketSigner, createStreamTicketVerifier, loadAllComponentKeys, type StreamTicketSigner } from "@flaplab/identity";
 import { createWebSocketStreams, type WebSocketStreams } from "@flaplab/streams";
 import { pino } from "pino";
 import { findFlapSchedule } from "./autopilot.js";
@@ -73,8 +73,8 @@ serveRequests(
   async (req: SoakServerRequest) => {
     switch (req.type) {
       case "start": {
-        const serviceKeys = await loadServiceKeys({ dataDir: join(req.keysDir, "identity"), env: {} });
-        tickets = createStreamTicketSigner({ privateKey: serviceKeys.privateKey, ttlSeconds: 3600 });
+        const ticketKey = (await loadAllComponentKeys(join(req.keysDir, "identity"))).tickets;
+        tickets = createStreamTicketSigner({ privateKey: ticketKey.privateKey, ttlSeconds: 3600 });
         const handler = createGameSessionHandler({ games, scheduler, music: idleMusic(), score, logger: silentLogger });
         const routes = { [ENGINE_PATH]: { kind: "engine", handler } };
         const logger = pino({ level: "silent" });
@@ -83,7 +83,7 @@ serveRequests(
         }
         webSockets = createWebSocketStreams({
           routes,
-          authorize: createStreamAuthorizer(createStreamTicketVerifier({ publicKey: serviceKeys.publicKey })),
+          authorize: createStreamAuthorizer(createStreamTicketVerifier({ publicKey: ticketKey.publicKey })),
           logger,
           // Every game is one loopback client's: the per-player and per-address shares as large as the cap.
           limits: { maxSessions: 50_000, maxSessionsPerPlayer: 50_000, maxSessionsPerAddress: 50_000 },

@@ -2,7 +2,7 @@
 // over WebTransport (HTTP/2 mapping) and over plain WebSocket.
 import { createGameSessionHandler, GameTable, SnapshotKeeper, snapshotWritesFor } from "@flaplab/engine";
 import { type EngineShards, type ShardSample, startEngineShards } from "@flaplab/engine-shards";
-import { createStreamAuthorizer, createStreamTicketSigner, createStreamTicketVerifier, loadServiceKeys, type StreamTicketSigner } from "@flaplab/identity";
+import { createStreamAuthorizer, createStreamTicketSigner, createStreamTicketVerifier, loadAllComponentKeys, type StreamTicketSigner } from "@flaplab/identity";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { createDevCertificate, createStreamServer, createWebSocketStreams, type StreamServer, type WebSocketStreams } from "@flaplab/streams";
@@ -83,15 +83,15 @@ serveRequests(
   async (req: StreamServerRequest) => {
     switch (req.type) {
       case "start": {
-        // The components' shared key, as the initiator signs tickets with and the server checks them.
-        const serviceKeys = await loadServiceKeys({ dataDir: join(req.keysDir, "identity"), env: {} });
-        tickets = createStreamTicketSigner({ privateKey: serviceKeys.privateKey, ttlSeconds: BENCH_TICKET_TTL_S });
+        // The stream-ticket key, as the initiator signs tickets with it and the server checks them.
+        const ticketKey = (await loadAllComponentKeys(join(req.keysDir, "identity"))).tickets;
+        tickets = createStreamTicketSigner({ privateKey: ticketKey.privateKey, ttlSeconds: BENCH_TICKET_TTL_S });
         // As the server runs one engine: its snapshot store in memory, written when a game leaves.
         const store = new MemorySnapshotStore();
         const snapshots = new SnapshotKeeper({ store, engine: "bench", games, writes: snapshotWritesFor(store) });
         const handler = createGameSessionHandler({ games, scheduler, music: idleMusic(), score: idleScore(), logger: silentLogger, snapshots });
         const routes = { [ENGINE_PATH]: { kind: "engine", handler } };
-        const authorize = createStreamAuthorizer(createStreamTicketVerifier({ publicKey: serviceKeys.publicKey }));
+        const authorize = createStreamAuthorizer(createStreamTicketVerifier({ publicKey: ticketKey.publicKey }));
         const logger = pino({ level: "silent" });
         // Every game is one loopback client's, often of one player: the per-player and per-address shares as large as the cap.
         const limits = { maxSessions: 20_000, maxSessionsPerPlayer: 20_000, maxSessionsPerAddress: 20_000, streamOpenTimeoutMs: 30_000 };

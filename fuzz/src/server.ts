@@ -15,7 +15,8 @@ import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
 import { CALLER_HEADER } from "@flaplab/runtime";
-import { createServiceSigner, createSigner, loadOrCreateKeys, loadServiceKeys } from "@flaplab/identity";
+import { COMPONENT_NAMES, type ComponentName } from "@flaplab/component";
+import { createServiceSigner, createSigner, generateComponentKeys, loadOrCreateKeys, openLocalIdentity, type ServiceSigner } from "@flaplab/identity";
 
 const CHILD = fileURLToPath(new URL("./monolith-child.ts", import.meta.url));
 /** tsx's loader, for the child (vitest has no import.meta.resolve). */
@@ -29,8 +30,9 @@ export const PLAYER = "fuzzer";
 /** What a case may put in `authorization` (and the caller header): valid, absent, expired, forged, garbage. */
 export interface Credentials {
   readonly player: string;
-  readonly engine: string;
-  readonly initiator: string;
+  /** The engine's and the initiator's credentials, one per callee (a credential names its callee). */
+  readonly engine: Readonly<Record<ComponentName, string>>;
+  readonly initiator: Readonly<Record<ComponentName, string>>;
   readonly expired: string;
   readonly forged: string;
   readonly forgedComponent: string;
@@ -133,8 +135,7 @@ export class FuzzServer {
   async refreshCredentials(): Promise<void> {
     const player = this.player;
     // Signed with the auth component's key as a login would (Login itself is throttled by the cases).
-    const serviceKeys = await loadServiceKeys({ dataDir: this.dir, env: {} });
-    const service = createServiceSigner({ privateKey: serviceKeys.privateKey });
+    const service = (await openLocalIdentity(this.dir)).serviceSigner;
     const keys = await loadOrCreateKeys(this.dir);
     const token = (await createSigner({ privateKey: keys.privateKey }).sign(player)).token;
     const past = () => Date.now() - 3 * 3600_000;
@@ -143,11 +144,11 @@ export class FuzzServer {
     try {
       const otherKeys = await loadOrCreateKeys(otherDir);
       const forged = (await createSigner({ privateKey: otherKeys.privateKey }).sign(player)).token;
-      const forgedComponent = await createServiceSigner({ privateKey: otherKeys.privateKey }).tokenFor("engine", player);
+      const forgedComponent = await createServiceSigner({ keys: generateComponentKeys().signing }).tokenFor("engine", "score", player);
       this.credentials = {
         player: token,
-        engine: await service.tokenFor("engine", player),
-        initiator: await service.tokenFor("initiator", player),
+        engine: await credentialsOf(service, "engine", player),
+        initiator: await credentialsOf(service, "initiator", player),
         expired,
         forged,
         forgedComponent,
@@ -233,8 +234,7 @@ export class FuzzServer {
 
   /** Records `n` runs of the keeper, as the engine does at game over. */
   async recordRuns(n: number): Promise<void> {
-    const serviceKeys = await loadServiceKeys({ dataDir: this.dir, env: {} });
-    const token = await createServiceSigner({ privateKey: serviceKeys.privateKey }).tokenFor("engine", KEEPER);
+    const token = await (await openLocalIdentity(this.dir)).serviceSigner.tokenFor("engine", "score", KEEPER);
     const score = createClient(ScoreService, createConnectTransport({ baseUrl: this.baseUrl, httpVersion: "1.1" }));
     for (let i = 0; i < n; i++) {
       const run: StoredRun = { gameId: `keeper-run-${i}`, score: 3 + i, ticks: 200 + 17 * i, seed: 6977347407732442987n - BigInt(i) };
@@ -260,4 +260,10 @@ export class FuzzServer {
     }
     if (this.dir) await rm(this.dir, { recursive: true, force: true });
   }
+}
+
+/** `caller`'s credential for each component, acting for `player`. */
+async function credentialsOf(signer: ServiceSigner, caller: ComponentName, player: string): Promise<Record<ComponentName, string>> {
+  const entries = await Promise.all(COMPONENT_NAMES.map(async (callee) => [callee, await signer.tokenFor(caller, callee, player)] as const));
+  return Object.fromEntries(entries) as Record<ComponentName, string>;
 }

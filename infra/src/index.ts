@@ -4,6 +4,7 @@ export {
   CALL_LOG_FILTER,
   CALLER_HEADER,
   CLOUD_MAP_NAMESPACE,
+  COMPONENT_KEY_SECRETS,
   CONNECT_PORT,
   DATA_DIR,
   DEFAULT_REGION,
@@ -26,10 +27,14 @@ export {
   WEBTRANSPORT_SUBPROTOCOL,
   cloudRegion,
   cloudTopology,
+  componentKeyEnv,
+  componentKeysEnvironment,
+  componentPublicKeyEnv,
   logGroupPrefix,
   pascalCase,
   planDeployment,
   replacementGapS,
+  SECRET_NAMES,
   taskSizeFor,
 } from "./plan.js";
 export type {
@@ -47,11 +52,13 @@ export type {
   LoadBalancerPlan,
   PlanOptions,
   RegionPlan,
+  SecretName,
   ServicePlan,
   TaskSize,
   WebConfig,
   WebPlan,
 } from "./plan.js";
+export { publicKeyPemOf } from "./keys.js";
 export { ALB_LIMITS, listenerRuleProblems } from "./listener-limits.js";
 export type { ListenerCondition } from "./listener-limits.js";
 export { STAGES, TOPOLOGIES_DIR, isStage, loadStageTopology, stageTopology } from "./stages.js";

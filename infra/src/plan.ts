@@ -94,7 +94,8 @@ export const ENV = {
   streamIdleTimeout: "FLAPLAB_STREAM_IDLE_TIMEOUT_MS",
   jwtPublicKey: "FLAPLAB_JWT_PUBLIC_KEY",
   jwtPrivateKey: "FLAPLAB_JWT_PRIVATE_KEY",
-  servicePrivateKey: "FLAPLAB_SERVICE_PRIVATE_KEY",
+  ticketPrivateKey: "FLAPLAB_TICKET_PRIVATE_KEY",
+  ticketPublicKey: "FLAPLAB_TICKET_PUBLIC_KEY",
   scoreDatabaseUrl: "FLAPLAB_SCORE_DATABASE_URL",
   snapshotStore: "FLAPLAB_SNAPSHOT_STORE",
 } as const;
@@ -189,9 +190,38 @@ export interface PlanOptions {
   readonly image?: string;
 }
 
+/** The private key of one component, in its service's environment (packages/identity reads it). */
+export function componentKeyEnv(component: ComponentName): string {
+  return `FLAPLAB_COMPONENT_KEY_${component.toUpperCase()}`;
+}
+
+/** The public key of one component, in the environment of the services it calls. */
+export function componentPublicKeyEnv(component: ComponentName): string {
+  return `FLAPLAB_COMPONENT_PUBLIC_KEY_${component.toUpperCase()}`;
+}
+
+/** The SST secret holding each component's own key (Ed25519 private key, PEM). */
+export const COMPONENT_KEY_SECRETS = {
+  auth: "AuthKey",
+  worldgen: "WorldgenKey",
+  engine: "EngineKey",
+  initiator: "InitiatorKey",
+  music: "MusicKey",
+  score: "ScoreKey",
+} as const satisfies Record<ComponentName, string>;
+
+/**
+ * A stage's SST secrets, each Ed25519 PEM: the players' key pair, each component's own key and
+ * the stream-ticket key (which no component signs its calls with).
+ */
+export const SECRET_NAMES = ["JwtPrivateKey", "JwtPublicKey", ...Object.values(COMPONENT_KEY_SECRETS), "StreamTicketKey"] as const;
+export type SecretName = (typeof SECRET_NAMES)[number];
+
 /** An environment value known only at deploy time. */
 export type DeployValue =
-  | { readonly from: "secret"; readonly name: "JwtPrivateKey" | "JwtPublicKey" | "ServicePrivateKey"; readonly sensitive: boolean }
+  | { readonly from: "secret"; readonly name: SecretName; readonly sensitive: boolean }
+  /** The public half of a secret private key, derived at deploy time: not sensitive. */
+  | { readonly from: "public-half"; readonly name: SecretName; readonly sensitive: false }
   | { readonly from: "database"; readonly name: string; readonly sensitive: true }
   | { readonly from: "snapshot-store"; readonly name: string; readonly sensitive: true };
 
@@ -437,7 +467,7 @@ const DOMAIN_RE = /^(?=.{1,200}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-
 const REGION_RE = /^[a-z]{2}(-gov)?-[a-z]+-\d$/;
 const ZONE_RE = /^[a-z]$/;
 /** SST component names the plan uses for things other than services. */
-const RESERVED_NAMES = new Set(["Web", "ScoreDatabase", "JwtPrivateKey", "JwtPublicKey", "ServicePrivateKey"]);
+const RESERVED_NAMES = new Set<string>(["Web", "ScoreDatabase", ...SECRET_NAMES]);
 
 /** "us-east-1" → "UsEast1", "music-eu" → "MusicEu". */
 export function pascalCase(name: string): string {
@@ -731,8 +761,7 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     if (collector) Object.assign(environment, collector.serverEnvironment);
     const deployEnvironment: Record<string, DeployValue> = {
       [ENV.jwtPublicKey]: { from: "secret", name: "JwtPublicKey", sensitive: false },
-      // The components' shared key: every service signs and checks component credentials and stream tickets.
-      [ENV.servicePrivateKey]: { from: "secret", name: "ServicePrivateKey", sensitive: true },
+      ...componentKeysEnvironment(p.spec.components),
     };
     if (p.spec.components.includes("auth")) {
       deployEnvironment[ENV.jwtPrivateKey] = { from: "secret", name: "JwtPrivateKey", sensitive: true };
@@ -896,4 +925,23 @@ function route(r: Omit<AlbRoute, "conditions">): AlbRoute {
   if (r.header) conditions.push({ httpHeader: { httpHeaderName: r.header.name, values: [...r.header.values] } });
   if (r.host) conditions.push({ hostHeader: { values: [r.host] } });
   return { ...r, conditions };
+}
+
+/**
+ * The keys a service of `components` gets, and no other: the private key of each component it
+ * runs; the public key of each component that calls one of them (the call graph's edges in); the
+ * stream-ticket key's private half where the initiator or the engine runs (they sign tickets),
+ * its public half where only music runs (it admits streams with them).
+ */
+export function componentKeysEnvironment(components: readonly ComponentName[]): Record<string, DeployValue> {
+  const env: Record<string, DeployValue> = {};
+  for (const c of components) env[componentKeyEnv(c)] = { from: "secret", name: COMPONENT_KEY_SECRETS[c], sensitive: true };
+  const callers = COMPONENT_NAMES.filter((caller) => !components.includes(caller) && CALL_GRAPH[caller].some((callee) => components.includes(callee)));
+  for (const c of callers) env[componentPublicKeyEnv(c)] = { from: "public-half", name: COMPONENT_KEY_SECRETS[c], sensitive: false };
+  if (components.includes("initiator") || components.includes("engine")) {
+    env[ENV.ticketPrivateKey] = { from: "secret", name: "StreamTicketKey", sensitive: true };
+  } else if (components.includes("music")) {
+    env[ENV.ticketPublicKey] = { from: "public-half", name: "StreamTicketKey", sensitive: false };
+  }
+  return env;
 }

@@ -249,7 +249,7 @@ describe("microservices-sharded", () => {
 });
 
 describe("environment", () => {
-  it("gives every service its topology, group, data dir, the public key and the components' shared key; the private key only to auth", () => {
+  it("gives every service its topology, group, data dir and the players' public key; the players' private key only to auth", () => {
     for (const stage of ["monolith", "microservices", "multiaz", "multiregion", "microservices-sharded"]) {
       const p = plan(stage);
       for (const s of p.services) {
@@ -257,7 +257,6 @@ describe("environment", () => {
         expect(s.environment[ENV.group]).toBe(s.group);
         expect(s.environment[ENV.dataDir]).toBe("/var/lib/flaplab");
         expect(s.deployEnvironment[ENV.jwtPublicKey]).toEqual({ from: "secret", name: "JwtPublicKey", sensitive: false });
-        expect(s.deployEnvironment[ENV.servicePrivateKey]).toEqual({ from: "secret", name: "ServicePrivateKey", sensitive: true });
         const runsAuth = s.components.includes("auth");
         expect(s.deployEnvironment[ENV.jwtPrivateKey] !== undefined, `${stage}/${s.group}`).toBe(runsAuth);
         const runsScore = s.components.includes("score");

@@ -1,6 +1,8 @@
 // Runs sst.config.ts's run() against stand-ins for SST's globals and records what it would create.
 // This checks the config's own logic offline (providers, regions, environment, zones, transforms);
 // whether AWS accepts the result can only be seen in a real deploy.
+import { createPublicKey } from "node:crypto";
+import type { ComponentName } from "@flaplab/component";
 import { loadTopology } from "@flaplab/runtime";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -9,6 +11,7 @@ import {
   COLLECTOR_CONTAINER,
   OTLP_HTTP_PORT,
   CALLER_HEADER,
+  componentKeyEnv,
   ENV,
   internalPaths,
   planDeployment,
@@ -16,7 +19,7 @@ import {
   stageTopology,
   type DeploymentPlan,
 } from "../src/index.js";
-import { awsListenerRules, created, DOMAIN, FakeOutput, installGlobals, loadConfig, ofType, run, type SstConfig, setCloudMapName, unwrap } from "./sst-stand-ins.js";
+import { awsListenerRules, created, DOMAIN, FakeOutput, installGlobals, loadConfig, ofType, run, secretKeyPem, type SstConfig, setCloudMapName, unwrap } from "./sst-stand-ins.js";
 
 async function plan(stage: string): Promise<DeploymentPlan> {
   return planDeployment(await loadTopology(stageTopology(stage)), { stage, domain: DOMAIN, topologyName: stage });
@@ -88,14 +91,21 @@ describe("sst.config.ts", () => {
       for (const [k, v] of Object.entries(s.environment)) expect(args.environment[k], k).toBe(v);
       expect(unwrap(args.environment[ENV.jwtPublicKey])).toBe("<secret JwtPublicKey>");
       expect(args.environment[ENV.jwtPrivateKey]).toBeUndefined();
-      expect(args.environment[ENV.servicePrivateKey]).toBeUndefined();
       const ssmKeys = Object.keys(args.ssm).sort();
+      // In microservices each group runs one component: its own key, and the ticket key where it signs tickets.
       const expected = [
         ...(s.group === "auth" ? [ENV.jwtPrivateKey] : []),
         ...(s.group === "score" ? [ENV.scoreDatabaseUrl] : []),
-        ENV.servicePrivateKey,
+        componentKeyEnv(s.group as ComponentName),
+        ...(s.group === "engine" || s.group === "initiator" ? [ENV.ticketPrivateKey] : []),
       ].sort();
       expect(ssmKeys, s.group).toEqual(expected);
+      expect(Object.keys(args.environment).filter((k) => k.includes("PRIVATE") || k.startsWith("FLAPLAB_COMPONENT_KEY_")), s.group).toEqual([]);
+      // The public keys of its callers, derived from their secrets, in plain text.
+      for (const [k, v] of Object.entries(s.deployEnvironment)) {
+        if (v.from !== "public-half") continue;
+        expect(unwrap(args.environment[k]), `${s.group} ${k}`).toBe(createPublicKey(secretKeyPem(v.name)).export({ format: "pem", type: "spki" }).toString());
+      }
     }
     const dbParam = params.find((c) => c.name === "ScoreEnvScoreDatabase")!;
     expect(unwrap(dbParam.args["value"])).toBe(

@@ -3,12 +3,24 @@
 // creates for an attached Alb (components/aws/service.ts, createAlbListenerRules: one condition
 // object holding the path, query and header), through the service's listenerRule transform,
 // recorded as "sst.aws.Service:ListenerRule".
+import { generateKeyPairSync } from "node:crypto";
 import { resolve } from "node:path";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 // Loaded by path: its types come from .sst/platform, which only `sst install` creates (check-sst.sh).
 const CONFIG = resolve(ROOT, "sst.config.ts");
 export const DOMAIN = "flaplab.example.org";
+
+const secretKeys = new Map<string, string>();
+/** The stand-in value of a key secret: a fresh Ed25519 private key per secret name, PEM. */
+export function secretKeyPem(name: string): string {
+  let pem = secretKeys.get(name);
+  if (pem === undefined) {
+    pem = generateKeyPairSync("ed25519").privateKey.export({ format: "pem", type: "pkcs8" }).toString();
+    secretKeys.set(name, pem);
+  }
+  return pem;
+}
 
 export class FakeOutput<T> {
   constructor(readonly value: T) {}
@@ -55,7 +67,9 @@ export function installGlobals(stage: string): void {
   g["$output"] = out;
   g["$util"] = { all: (items: unknown[]) => out(items.map(unwrap)) };
   g["sst"] = {
-    Secret: fake("sst.Secret", (name) => ({ value: out(`<secret ${name}>`) })),
+    // The players' keys read as a marker; the component and ticket keys as real keys (one per
+    // name), whose public halves the config derives.
+    Secret: fake("sst.Secret", (name) => ({ value: out(name.startsWith("Jwt") ? `<secret ${name}>` : secretKeyPem(name)) })),
     aws: {
       Vpc: fake("sst.aws.Vpc", (name, args) => {
         const azs = args["az"] as string[];

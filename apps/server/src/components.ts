@@ -1,3 +1,4 @@
+import type { KeyObject } from "node:crypto";
 import { join } from "node:path";
 import type { Client } from "@connectrpc/connect";
 import type { MusicService } from "@flaplab/contracts/music/v1/music_pb";
@@ -65,8 +66,8 @@ export interface EngineParts {
 export interface MountOptions {
   readonly dataDir: string;
   readonly keys: PublicKeyMaterial;
-  /** The components' shared key (component credentials, stream tickets). */
-  readonly serviceKeys: KeyMaterial;
+  /** The stream-ticket key (`loadComponentKeys`'s `tickets`): a key pair where the initiator or the engine runs. */
+  readonly ticketKeys: KeyMaterial | PublicKeyMaterial | undefined;
   readonly logger: Logger;
   /** Keep the score component's runs in this Postgres database instead of SQLite in `dataDir`. */
   readonly scoreDatabaseUrl?: string | undefined;
@@ -143,7 +144,7 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
           const handler = createGameSessionHandler({ games, scheduler, ...clients, logger, snapshots, outbox: { add: (run) => outbox.add(run.gameId, run) } });
           engine = { ...clients, playedHere: handler.hasStream };
           streamRoutes[ENGINE_STREAM_PATH] = { kind: "engine", handler };
-          const tickets = createStreamTicketSigner({ privateKey: opts.serviceKeys.privateKey });
+          const tickets = createStreamTicketSigner({ privateKey: ticketSigningKey(opts.ticketKeys, "engine") });
           const targets = new Map(groupsOf(runtime.topology, "engine").map((g) => [g.name, g]));
           drain = async () => {
             await snapshots.startDraining();
@@ -191,7 +192,7 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
               worldgen: runtime.client(worldgenComponent, "initiator"),
               engines,
               music: musicUrls(musicGroup),
-              tickets: createStreamTicketSigner({ privateKey: opts.serviceKeys.privateKey }),
+              tickets: createStreamTicketSigner({ privateKey: ticketSigningKey(opts.ticketKeys, "initiator") }),
             }),
           );
           break;
@@ -249,4 +250,10 @@ function openStore(runtime: Runtime, logger: Logger): Promise<SnapshotStore> {
 
 export function callLogPath(dataDir: string, topology: string, group: string): string {
   return join(dataDir, "logs", `rpc-${topology}-${group}.ndjson`);
+}
+
+/** The stream-ticket key's private half, which the initiator and the engine sign tickets with. */
+function ticketSigningKey(keys: KeyMaterial | PublicKeyMaterial | undefined, component: "engine" | "initiator"): KeyObject {
+  if (keys === undefined || !hasPrivateKey(keys)) throw new Error(`the ${component} signs stream tickets, but this process holds no private stream-ticket key`);
+  return keys.privateKey;
 }

@@ -1,3 +1,4 @@
+import type { KeyObject } from "node:crypto";
 import { once } from "node:events";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { join } from "node:path";
@@ -9,9 +10,12 @@ import {
   createStreamAuthorizer,
   createStreamTicketVerifier,
   createVerifier,
+  loadComponentKeys,
   loadKeys,
-  loadServiceKeys,
+  type KeyMaterial,
+  type PublicKeyMaterial,
 } from "@flaplab/identity";
+import type { ComponentName } from "@flaplab/component";
 import { createCallLogger, createRuntime, parseAddress, pinoCallLog, type Runtime, type Topology } from "@flaplab/runtime";
 import type { Tracing } from "@flaplab/tracing";
 import { pino, type Logger } from "pino";
@@ -59,11 +63,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const streamLimits = { ...streamLimitsFromEnv(process.env), ...opts.streamLimits };
   const shardCount = engineShardsFromEnv(process.env);
   const corsOrigins = opts.corsOrigins ?? corsOriginsFromEnv(process.env, defaultCorsOrigins(topology.web.publicUrl));
-  const needsPrivateKey = topology.groups.find((g) => g.name === group)?.components.includes("auth") ?? false;
-  const keys = await loadKeys({ dataDir, create: needsPrivateKey });
-  // The components' shared key: component credentials between components, and stream tickets.
-  const serviceKeys = await loadServiceKeys({ dataDir });
-  const verifier = createVerifier({ publicKey: keys.publicKey, serviceKey: serviceKeys.publicKey });
+  const components = topology.groups.find((g) => g.name === group)?.components ?? [];
+  const keys = await loadKeys({ dataDir, create: components.includes("auth") });
+  // Each component's own key signs its calls; every component's public key checks who calls; the
+  // stream-ticket key is held only by the components that issue or admit streams.
+  const componentKeys = await loadComponentKeys({ components, dataDir });
+  const verifier = createVerifier({ publicKey: keys.publicKey, componentKeys: publicKeysOf(componentKeys.verifying) });
   const callLogFile = callLogPath(dataDir, topology.name, group);
   // Asynchronous, but unbuffered: a game's records are on disk moments after its calls.
   const destination = pino.destination({ dest: callLogFile, mkdir: true, sync: false });
@@ -74,15 +79,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     topology,
     group,
     verifier,
-    serviceSigner: createServiceSigner({ privateKey: serviceKeys.privateKey }),
+    serviceSigner: createServiceSigner({ keys: privateKeysOf(componentKeys.signing) }),
     callLog: pinoCallLog(createCallLogger(destination)),
     tracer: opts.tracing?.tracer,
   });
-  const mounted = await mountGroup(runtime, { dataDir, keys, serviceKeys, logger, scoreDatabaseUrl: opts.scoreDatabaseUrl });
+  const mounted = await mountGroup(runtime, { dataDir, keys, ticketKeys: componentKeys.tickets, logger, scoreDatabaseUrl: opts.scoreDatabaseUrl });
   const hasStreams = Object.keys(mounted.streamRoutes).length > 0;
-  // The stream ticket StartGame issued (`ticket` query parameter), signed with the components'
+  // The stream ticket StartGame issued (`ticket` query parameter), signed with the stream-ticket
   // key; the handlers check it names the URL's game and, on the engine, the game's owner.
-  const ticketAuthorizer = createStreamAuthorizer(createStreamTicketVerifier({ publicKey: serviceKeys.publicKey }));
+  const ticketAuthorizer =
+    componentKeys.tickets !== undefined ? createStreamAuthorizer(createStreamTicketVerifier({ publicKey: componentKeys.tickets.publicKey })) : noTickets;
   // A game stream only at the engine its ticket names: a ticket is no way to move a game to
   // another engine (only ResumeGame moves one, and only from an engine that is gone or draining).
   const authorize = async (query: URLSearchParams, kind: string) => {
@@ -169,3 +175,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     },
   };
 }
+
+/** The public halves of loaded keys, by component. */
+function publicKeysOf(keys: ReadonlyMap<ComponentName, PublicKeyMaterial>): Map<ComponentName, KeyObject> {
+  return new Map([...keys].map(([component, k]) => [component, k.publicKey]));
+}
+
+/** The private halves of loaded keys, by component. */
+function privateKeysOf(keys: ReadonlyMap<ComponentName, KeyMaterial>): Map<ComponentName, KeyObject> {
+  return new Map([...keys].map(([component, k]) => [component, k.privateKey]));
+}
+
+/** A group without a stream component holds no ticket key: it admits no stream. */
+const noTickets = (): Promise<never> => Promise.reject(new ConnectError("this process serves no streams", Code.NotFound));

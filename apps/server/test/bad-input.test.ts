@@ -4,7 +4,7 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import { EngineService, HandleInputRequestSchema, Key } from "@flaplab/contracts/engine/v1/engine_pb";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
-import { createServiceSigner, createSigner, loadOrCreateKeys, loadServiceKeys } from "@flaplab/identity";
+import { createSigner, loadOrCreateKeys, openLocalIdentity } from "@flaplab/identity";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMonolith, type Monolith } from "./attacks/credentials-harness.js";
 
@@ -14,13 +14,16 @@ let baseUrl: string;
 let token: string;
 /** The engine's component credential acting for "tester", as internal methods need. */
 let engineToken: string;
+/** The engine's credential for the score component (RecordRun). */
+let engineToScore: string;
 
 beforeAll(async () => {
   m = await startMonolith();
   baseUrl = m.baseUrl;
   token = await m.register("tester");
-  const serviceKeys = await loadServiceKeys({ dataDir: m.dir, env: {} });
-  engineToken = await createServiceSigner({ privateKey: serviceKeys.privateKey }).tokenFor("engine", "tester");
+  const components = (await openLocalIdentity(m.dir)).serviceSigner;
+  engineToken = await components.tokenFor("engine", "engine", "tester");
+  engineToScore = await components.tokenFor("engine", "score", "tester");
 }, 60_000);
 
 afterAll(async () => {
@@ -157,12 +160,13 @@ describe("bad messages get clear Connect errors and the server keeps serving", (
 
   it("recording a run for a finished game twice keeps the first (already_exists), nothing lost", async () => {
     const score = createClient(ScoreService, createConnectTransport({ baseUrl, httpVersion: "2" }));
-    const headers = { authorization: `Bearer ${engineToken}` };
+    const headers = { authorization: `Bearer ${engineToScore}` };
     await score.recordRun({ gameId: "g-dup", score: 7, ticks: 402, seed: 1n }, { headers });
     expect(await codeOf(score.recordRun({ gameId: "g-dup", score: 99, ticks: 1, seed: 1n }, { headers }))).toBe(
       Code.AlreadyExists,
     );
-    const { ownRuns } = await score.getScores({}, { headers });
+    // The player reads their runs with their own token (no component calls GetScores).
+    const { ownRuns } = await score.getScores({}, { headers: { authorization: `Bearer ${token}` } });
     expect(ownRuns.find((r) => r.gameId === "g-dup")?.score).toBe(7);
   });
 });

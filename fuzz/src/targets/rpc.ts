@@ -8,6 +8,7 @@ import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { MusicService } from "@flaplab/contracts/music/v1/music_pb";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
 import { WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
+import type { ComponentName } from "@flaplab/component";
 import { CALLER_HEADER } from "@flaplab/runtime";
 import { generateWorld } from "@flaplab/worldgen";
 import fc from "fast-check";
@@ -201,14 +202,17 @@ function headersOf(method: DescMethod, c: RpcCase, creds: Credentials): Record<s
   if (c.protocol === "grpc") h["te"] = "trailers";
   if (c.protocol === "grpc-web") h["x-grpc-web"] = "1";
   if (c.protocol.startsWith("connect") && c.garbage.length % 2 === 0) h["connect-protocol-version"] = "1";
-  const auth = authorization(c.auth === "right" ? { ...c, auth: isPublic(method) ? "player" : callerOf(method) } : c, creds);
+  const auth = authorization(c.auth === "right" ? { ...c, auth: isPublic(method) ? "player" : callerOf(method) } : c, creds, componentOf(method));
   if (auth !== undefined) h["authorization"] = auth;
   if (c.caller !== undefined) h[CALLER_HEADER] = c.caller;
   if (c.timeout !== undefined) h[c.protocol.startsWith("connect") ? "connect-timeout-ms" : "grpc-timeout"] = c.timeout;
   return h;
 }
 
-function authorization(c: RpcCase, creds: Credentials): string | undefined {
+/** The component a method belongs to: `flaplab.<component>.v1.<Service>`. */
+const componentOf = (m: DescMethod): ComponentName => m.parent.typeName.split(".")[1] as ComponentName;
+
+function authorization(c: RpcCase, creds: Credentials, callee: ComponentName): string | undefined {
   switch (c.auth) {
     case "right":
     case "none":
@@ -225,6 +229,9 @@ function authorization(c: RpcCase, creds: Credentials): string | undefined {
       const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString("base64url");
       return `Bearer ${b64({ alg: "none", typ: "JWT" })}.${b64({ sub: "keeper", aud: "flaplab", iss: "flaplab-auth", exp: 9999999999 })}.`;
     }
+    case "engine":
+    case "initiator":
+      return `Bearer ${creds[c.auth][callee]}`;
     default:
       return `Bearer ${creds[c.auth]}`;
   }

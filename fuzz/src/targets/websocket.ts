@@ -196,7 +196,8 @@ async function sessionQuery(s: Session, server: TargetContext["server"]): Promis
   if (s.token === "ticket") token = game?.ticket ?? (await server.newGame())?.ticket;
   else if (s.token === "other-ticket") token = (await server.newGame())?.ticket;
   else if (s.token === "garbage") token = "not-a-token";
-  else if (s.token !== "none") token = server.credentials[s.token];
+  else if (s.token === "engine") token = server.credentials.engine.engine;
+  else if (s.token === "player" || s.token === "expired" || s.token === "forged") token = server.credentials[s.token];
   // Under both names a stream URL has carried it: `ticket` (the stream ticket) and `token`.
   return new URLSearchParams({ ...(gameId ? { gameId } : {}), ...(token ? { ticket: token, token } : {}) });
 }

@@ -19,8 +19,8 @@ export interface ComponentDefinition<S extends DescService = DescService> {
   readonly publicMethods: readonly string[];
   /**
    * Methods only components may call (e.g. "RecordRun"): they need a component credential, and a
-   * player's token is refused with PermissionDenied. The rest accept a player's token or a
-   * component acting for one.
+   * player's token is refused with PermissionDenied. The rest are for players: they accept a
+   * player's token and refuse a component credential (no component calls them).
    */
   readonly internalMethods: readonly string[];
   /**

@@ -2,7 +2,7 @@ import { Code, ConnectError, createContextKey, type HandlerContext } from "@conn
 
 /**
  * The verified caller of an RPC: a player (their token), or a component acting for a player (a
- * component credential signed with the components' shared key).
+ * component credential signed with that component's own key).
  */
 export interface Principal {
   /** The player; for a component credential, the player it acts for ("" for none). */
@@ -12,6 +12,8 @@ export interface Principal {
   readonly expiresAt: Date;
   /** The calling component, when the call carries a component credential; absent for a player. */
   readonly service?: string | undefined;
+  /** The component a component credential was issued for (its audience); absent for a player. */
+  readonly callee?: string | undefined;
   /** On a game or music stream: the game its stream ticket was issued for. Absent on RPCs. */
   readonly gameId?: string | undefined;
   /** On a game or music stream: the engine (group) its stream ticket names; the game stream is admitted only there. */

@@ -5,9 +5,6 @@ export {
   loadKeys,
   loadOrCreateKeys,
   loadPublicKey,
-  loadServiceKeys,
-  SERVICE_KEY_ENV,
-  SERVICE_KEY_FILE,
   toPrivateKeyObject,
   toPublicKeyObject,
   PRIVATE_KEY_ENV,
@@ -17,6 +14,19 @@ export {
 } from "./keys.js";
 export type { KeyInput, KeyMaterial, LoadKeysOptions, PublicKeyMaterial } from "./keys.js";
 export {
+  componentKeyFiles,
+  componentPrivateKeyEnv,
+  componentPublicKeyEnv,
+  loadAllComponentKeys,
+  loadComponentKeys,
+  RETIRED_SERVICE_KEY_ENV,
+  TICKET_KEY_FILES,
+  TICKET_PRIVATE_KEY_ENV,
+  TICKET_PUBLIC_KEY_ENV,
+  ticketKeyNeed,
+} from "./component-keys.js";
+export type { ComponentKeys, LoadComponentKeysOptions } from "./component-keys.js";
+export {
   createSigner,
   createServiceSigner,
   createVerifier,
@@ -25,7 +35,8 @@ export {
   DEFAULT_ISSUER,
   DEFAULT_TTL_SECONDS,
   MAX_TOKEN_LENGTH,
-  SERVICE_AUDIENCE,
+  SERVICE_AUDIENCE_PREFIX,
+  serviceAudience,
   SERVICE_TTL_SECONDS,
   TOKEN_ALGORITHM,
 } from "./tokens.js";
@@ -45,5 +56,5 @@ export type {
   StreamTicketVerifier,
   StreamTicketVerifierOptions,
 } from "./stream-tickets.js";
-export { openLocalIdentity } from "./local.js";
+export { generateComponentKeys, openLocalIdentity } from "./local.js";
 export type { LocalIdentity } from "./local.js";

@@ -34,10 +34,6 @@ export const PRIVATE_KEY_FILE = "jwt-ed25519.key.pem";
 export const PUBLIC_KEY_FILE = "jwt-ed25519.pub.pem";
 export const PRIVATE_KEY_ENV = "FLAPLAB_JWT_PRIVATE_KEY";
 export const PUBLIC_KEY_ENV = "FLAPLAB_JWT_PUBLIC_KEY";
-/** The components' shared key: signs component credentials and stream tickets. */
-export const SERVICE_KEY_FILE = "service-ed25519.key.pem";
-export const SERVICE_KEY_ENV = "FLAPLAB_SERVICE_PRIVATE_KEY";
-
 export function hasPrivateKey(keys: PublicKeyMaterial): keys is KeyMaterial {
   return (keys as Partial<KeyMaterial>).privateKey !== undefined;
 }
@@ -86,7 +82,7 @@ export function keyId(key: KeyInput): Promise<string> {
   return calculateJwkThumbprint({ kty: jwk.kty, crv: jwk.crv, x: jwk.x }, "sha256");
 }
 
-async function publicMaterial(publicKey: KeyObject): Promise<PublicKeyMaterial> {
+export async function publicMaterial(publicKey: KeyObject): Promise<PublicKeyMaterial> {
   return {
     kid: await keyId(publicKey),
     publicKey,
@@ -94,7 +90,7 @@ async function publicMaterial(publicKey: KeyObject): Promise<PublicKeyMaterial> 
   };
 }
 
-async function fullMaterial(privateKey: KeyObject): Promise<KeyMaterial> {
+export async function fullMaterial(privateKey: KeyObject): Promise<KeyMaterial> {
   const pub = await publicMaterial(createPublicKey(privateKey));
   return {
     ...pub,
@@ -132,7 +128,7 @@ function isErrno(err: unknown, code: string): boolean {
   return typeof err === "object" && err !== null && (err as NodeJS.ErrnoException).code === code;
 }
 
-async function readIfExists(path: string): Promise<string | undefined> {
+export async function readIfExists(path: string): Promise<string | undefined> {
   try {
     return await readFile(path, "utf8");
   } catch (err) {
@@ -187,7 +183,11 @@ export async function loadOrCreateKeys(dataDir: string): Promise<KeyMaterial> {
   return loadOrCreateKeyFiles(dataDir, PRIVATE_KEY_FILE, PUBLIC_KEY_FILE);
 }
 
-async function loadOrCreateKeyFiles(dataDir: string, privateFile: string, publicFile: string | undefined): Promise<KeyMaterial> {
+/**
+ * The key pair `privateFile` (and, when named, its public copy `publicFile`) in `<dataDir>/keys/`,
+ * created on first use as `loadOrCreateKeys` does.
+ */
+export async function loadOrCreateKeyFiles(dataDir: string, privateFile: string, publicFile: string | undefined): Promise<KeyMaterial> {
   const dir = join(dataDir, "keys");
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const privatePath = join(dir, privateFile);
@@ -255,19 +255,4 @@ export async function loadKeys(opts: LoadKeysOptions): Promise<KeyMaterial | Pub
   if (opts.create !== false) return loadOrCreateKeys(opts.dataDir);
   const priv = await readIfExists(join(opts.dataDir, "keys", PRIVATE_KEY_FILE));
   return priv !== undefined ? fullMaterial(toPrivateKeyObject(priv)) : loadPublicKey(opts.dataDir);
-}
-
-/**
- * The components' shared Ed25519 key: `FLAPLAB_SERVICE_PRIVATE_KEY` (PEM text) when set, otherwise
- * `<dataDir>/keys/service-ed25519.key.pem`, created on first use (safe when several processes start
- * at once). Every component process holds it: with it a component proves to another that the call
- * comes from a component, and the initiator signs the stream tickets that engine and music check.
- * It never leaves the servers.
- */
-export async function loadServiceKeys(opts: Omit<LoadKeysOptions, "create">): Promise<KeyMaterial> {
-  const env = opts.env ?? process.env;
-  const pem = env[SERVICE_KEY_ENV]?.trim() || undefined;
-  if (pem) return keysFromConfig({ privateKeyPem: pem });
-  if (!opts.dataDir) throw new Error(`no service key: set ${SERVICE_KEY_ENV} or give a data dir`);
-  return loadOrCreateKeyFiles(opts.dataDir, SERVICE_KEY_FILE, undefined);
 }

@@ -29,7 +29,7 @@ export interface StreamTicketSigner {
 }
 
 export interface StreamTicketSignerOptions {
-  /** The components' shared private key (`loadServiceKeys`). */
+  /** The stream-ticket key's private half (`loadComponentKeys`'s `tickets`, held only where the initiator runs). */
   readonly privateKey: KeyInput;
   readonly issuer?: string | undefined;
   readonly ttlSeconds?: number | undefined;
@@ -38,7 +38,7 @@ export interface StreamTicketSignerOptions {
 }
 
 /**
- * Signs stream tickets: EdDSA JWTs with the components' shared key, audience `flaplab-stream`,
+ * Signs stream tickets: EdDSA JWTs with the stream-ticket key (no component signs its calls with it), audience `flaplab-stream`,
  * `sub` = the player and `gid` = the game, valid for `ttlSeconds` (default 60). The initiator
  * issues one with every game it starts; engine and music admit a stream only with it.
  */
@@ -75,7 +75,7 @@ export interface StreamTicketVerifier {
 }
 
 export interface StreamTicketVerifierOptions {
-  /** The components' shared key (its public half is enough). */
+  /** The stream-ticket key (its public half is enough). */
   readonly publicKey: KeyInput;
   readonly issuer?: string | undefined;
   readonly clockToleranceSec?: number | undefined;
@@ -88,7 +88,7 @@ function invalidTicket(reason: string, cause?: unknown): ConnectError {
 }
 
 /**
- * Verifies stream tickets with the components' shared key: EdDSA only, audience exactly
+ * Verifies stream tickets with the stream-ticket key: EdDSA only, audience exactly
  * `flaplab-stream`, a game id and a player. Nothing is cached: a ticket is checked once per stream.
  */
 export function createStreamTicketVerifier(opts: StreamTicketVerifierOptions): StreamTicketVerifier {

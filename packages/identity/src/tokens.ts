@@ -1,6 +1,6 @@
 import type { KeyObject } from "node:crypto";
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { Principal } from "@flaplab/component";
+import { isComponentName, type ComponentName, type Principal } from "@flaplab/component";
 import { decodeProtectedHeader, errors, jwtVerify, SignJWT, type JWTHeaderParameters, type JWTPayload } from "jose";
 import { keyId, toPrivateKeyObject, toPublicKeyObject, type KeyInput } from "./keys.js";
 
@@ -8,8 +8,13 @@ export type { Principal };
 
 export const DEFAULT_ISSUER = "flaplab";
 export const DEFAULT_AUDIENCE = "flaplab";
-/** The audience of component credentials: tokens one component sends another. */
-export const SERVICE_AUDIENCE = "flaplab-service";
+/** The audience prefix of component credentials: one component's credential for another names it, `flaplab-service:<callee>`. */
+export const SERVICE_AUDIENCE_PREFIX = "flaplab-service:";
+
+/** The audience of a component credential for calls to `callee`. */
+export function serviceAudience(callee: ComponentName): string {
+  return `${SERVICE_AUDIENCE_PREFIX}${callee}`;
+}
 /** Lifetime of a component credential; a signer renews it when half of it has passed. */
 export const SERVICE_TTL_SECONDS = 300;
 export const DEFAULT_TTL_SECONDS = 3600;
@@ -86,11 +91,12 @@ export interface Verifier extends TokenVerifier {
 export interface VerifierOptions {
   readonly publicKey: KeyInput;
   /**
-   * The components' shared key. With it, component credentials (audience `flaplab-service`, signed
-   * by this key) are accepted too: their principal names the calling component in `service` and
-   * the player it acts for in `username` ("" for none).
+   * The components' public keys. With them, component credentials are accepted too: signed by
+   * the key of the component they name (`svc`), for one callee (audience `flaplab-service:<callee>`).
+   * Their principal names the calling component in `service`, the callee in `callee` and the
+   * player it acts for in `username` ("" for none).
    */
-  readonly serviceKey?: KeyInput | undefined;
+  readonly componentKeys?: ReadonlyMap<ComponentName, KeyInput> | undefined;
   readonly issuer?: string | undefined;
   readonly audience?: string | undefined;
   readonly clockToleranceSec?: number | undefined;
@@ -153,11 +159,12 @@ interface CacheEntry {
  */
 export function createVerifier(opts: VerifierOptions): Verifier {
   const key: KeyObject = toPublicKeyObject(opts.publicKey);
-  const serviceKey = opts.serviceKey !== undefined ? toPublicKeyObject(opts.serviceKey) : undefined;
+  const componentKeys = [...(opts.componentKeys ?? new Map<ComponentName, KeyInput>())].map(([component, k]) => [component, toPublicKeyObject(k)] as const);
   // The keys' ids, known after the first verification starts.
-  const kidsOf = Promise.all([keyId(key), serviceKey !== undefined ? keyId(serviceKey) : undefined]);
+  const kidsOf = Promise.all([keyId(key), Promise.all(componentKeys.map(async ([component, k]) => [await keyId(k), { component, key: k }] as const))]);
   let kid = "";
-  let serviceKid: string | undefined;
+  /** kid → the component whose key it is. */
+  let componentByKid = new Map<string, { readonly component: ComponentName; readonly key: KeyObject }>();
   const issuer = opts.issuer ?? DEFAULT_ISSUER;
   const audience = opts.audience ?? DEFAULT_AUDIENCE;
   const tolerance = opts.clockToleranceSec ?? 5;
@@ -166,7 +173,8 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   const cache = new Map<string, CacheEntry>();
 
   const resolveKey = (header: JWTHeaderParameters): KeyObject => {
-    if (serviceKey !== undefined && header.kid === serviceKid) return serviceKey;
+    const signer = header.kid !== undefined ? componentByKid.get(header.kid) : undefined;
+    if (signer !== undefined) return signer.key;
     if (header.kid !== undefined && header.kid !== kid) {
       throw new KeyMismatch(`signed by an unknown key (kid ${String(header.kid)})`);
     }
@@ -189,7 +197,11 @@ export function createVerifier(opts: VerifierOptions): Verifier {
         cache.delete(key);
       }
       if (token.length > MAX_TOKEN_LENGTH) throw unauthenticated("malformed (too long)");
-      if (kid === "") [kid, serviceKid] = await kidsOf;
+      if (kid === "") {
+        const [playerKid, byKid] = await kidsOf;
+        componentByKid = new Map(byKid);
+        kid = playerKid;
+      }
 
       let payload: JWTPayload;
       let protectedHeader: JWTHeaderParameters;
@@ -197,7 +209,6 @@ export function createVerifier(opts: VerifierOptions): Verifier {
         ({ payload, protectedHeader } = await jwtVerify(token, resolveKey, {
           algorithms: [TOKEN_ALGORITHM],
           issuer,
-          audience: serviceKey !== undefined ? [audience, SERVICE_AUDIENCE] : audience,
           clockTolerance: tolerance,
           currentDate: new Date(nowMs),
           requiredClaims: ["exp"],
@@ -207,18 +218,24 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       }
       // requiredClaims guarantees exp; jose has checked it is a number.
       const exp = payload.exp as number;
+      // The audience is checked here, not by jose: a component credential's names its callee.
       const audiences = typeof payload.aud === "string" ? [payload.aud] : (payload.aud ?? []);
       let principal: Principal;
-      if (serviceKey !== undefined && protectedHeader.kid === serviceKid) {
-        // A component credential: its own audience only, and the calling component named.
-        if (audiences.length !== 1 || audiences[0] !== SERVICE_AUDIENCE) throw unauthenticated("wrong audience");
+      const signer = protectedHeader.kid !== undefined ? componentByKid.get(protectedHeader.kid) : undefined;
+      if (signer !== undefined) {
+        // A component credential: one callee as audience, and the component whose key signed it.
+        const callee = audiences.length === 1 ? audiences[0]!.slice(SERVICE_AUDIENCE_PREFIX.length) : "";
+        if (audiences.length !== 1 || !audiences[0]!.startsWith(SERVICE_AUDIENCE_PREFIX) || !isComponentName(callee)) {
+          throw unauthenticated("wrong audience");
+        }
         const service = payload["svc"];
         if (typeof service !== "string" || service.length === 0) throw unauthenticated("missing calling component");
+        if (service !== signer.component) throw unauthenticated(`signed with the key of ${signer.component}, not of ${service}`);
         const username = payload.sub ?? "";
-        principal = Object.freeze({ username, token, expiresAt: new Date(exp * 1000), service });
+        principal = Object.freeze({ username, token, expiresAt: new Date(exp * 1000), service, callee });
       } else {
         // A player token must not be usable where a component credential is expected, and back.
-        if (!audiences.includes(audience) || audiences.includes(SERVICE_AUDIENCE)) throw unauthenticated("wrong audience");
+        if (!audiences.includes(audience) || audiences.some((a) => a.startsWith(SERVICE_AUDIENCE_PREFIX))) throw unauthenticated("wrong audience");
         const username = payload["username"];
         if (typeof username !== "string" || username.length === 0) throw unauthenticated("missing username");
         if (payload.sub !== undefined && payload.sub !== username) {
@@ -260,15 +277,16 @@ export function parseBearer(header: string | null | undefined): string {
 /** Mints the credentials a component sends with its calls to other components. */
 export interface ServiceSigner {
   /**
-   * A credential of `component` acting for `username` (none for work no player started), valid for
-   * a few minutes; the same one is returned until half of its lifetime has passed.
+   * A credential of `component` for calls to `callee`, acting for `username` (none for work no
+   * player started), valid for a few minutes; the same one is returned until half of its lifetime
+   * has passed. Throws when this signer holds no key of `component`.
    */
-  tokenFor(component: string, username: string | undefined): string | Promise<string>;
+  tokenFor(component: ComponentName, callee: ComponentName, username: string | undefined): string | Promise<string>;
 }
 
 export interface ServiceSignerOptions {
-  /** The components' shared private key (`loadServiceKeys`). */
-  readonly privateKey: KeyInput;
+  /** The private key of each component whose calls it signs (`loadComponentKeys`'s `signing`). */
+  readonly keys: ReadonlyMap<ComponentName, KeyInput>;
   readonly issuer?: string | undefined;
   readonly ttlSeconds?: number | undefined;
   /** Credentials kept for reuse (default 10,000). */
@@ -284,15 +302,17 @@ interface MintedCredential {
 }
 
 /**
- * Signs component credentials: EdDSA JWTs with the components' shared key, audience
- * `flaplab-service`, `svc` = the calling component and `sub` = the player it acts for. They are
- * short-lived and kept per (component, player) until half their lifetime has passed, so a call
- * costs a map lookup; a player's own token never travels between components, and a run is
- * recorded even after the player's token has expired.
+ * Signs component credentials: EdDSA JWTs with the calling component's own key, audience
+ * `flaplab-service:<callee>`, `svc` = the calling component and `sub` = the player it acts for.
+ * They are short-lived and kept per (component, callee, player) until half their lifetime has
+ * passed, so a call costs a map lookup; a player's own token never travels between components,
+ * and a run is recorded even after the player's token has expired.
  */
 export function createServiceSigner(opts: ServiceSignerOptions): ServiceSigner {
-  const key = toPrivateKeyObject(opts.privateKey);
-  const kidOf = keyId(key);
+  const keys = new Map([...opts.keys].map(([component, k]) => {
+    const key = toPrivateKeyObject(k);
+    return [component, { key, kid: keyId(key) }] as const;
+  }));
   const issuer = opts.issuer ?? DEFAULT_ISSUER;
   const ttl = opts.ttlSeconds ?? SERVICE_TTL_SECONDS;
   const cacheSize = opts.cacheSize ?? 10_000;
@@ -301,17 +321,18 @@ export function createServiceSigner(opts: ServiceSignerOptions): ServiceSigner {
   const cache = new Map<string, MintedCredential>();
   const pending = new Map<string, Promise<string>>();
 
-  async function mint(cacheKey: string, component: string, username: string | undefined): Promise<string> {
-    const kid = await kidOf;
+  async function mint(cacheKey: string, component: ComponentName, callee: ComponentName, username: string | undefined): Promise<string> {
+    const signing = keys.get(component)!;
+    const kid = await signing.kid;
     const iat = Math.floor(now() / 1000);
     const jwt = new SignJWT({ svc: component })
       .setProtectedHeader({ alg: TOKEN_ALGORITHM, typ: "JWT", kid })
       .setIssuer(issuer)
-      .setAudience(SERVICE_AUDIENCE)
+      .setAudience(serviceAudience(callee))
       .setIssuedAt(iat)
       .setExpirationTime(iat + ttl);
     if (username !== undefined && username !== "") jwt.setSubject(username);
-    const token = await jwt.sign(key);
+    const token = await jwt.sign(signing.key);
     if (cache.size >= cacheSize) {
       const oldest = cache.keys().next();
       if (!oldest.done) cache.delete(oldest.value);
@@ -321,14 +342,15 @@ export function createServiceSigner(opts: ServiceSignerOptions): ServiceSigner {
   }
 
   return {
-    tokenFor(component, username) {
-      if (typeof component !== "string" || component === "") throw new Error("a component credential needs the component's name");
-      const cacheKey = `${component}\u0000${username ?? ""}`;
+    tokenFor(component, callee, username) {
+      if (!keys.has(component)) throw new Error(`no key of component ${String(component)} here: a process signs only for the components it runs`);
+      if (!isComponentName(callee)) throw new Error(`a component credential names its callee, a component; got ${String(callee)}`);
+      const cacheKey = `${component}\u0000${callee}\u0000${username ?? ""}`;
       const hit = cache.get(cacheKey);
       if (hit !== undefined && now() < hit.renewAtMs) return hit.token;
       let p = pending.get(cacheKey);
       if (p === undefined) {
-        p = mint(cacheKey, component, username).finally(() => pending.delete(cacheKey));
+        p = mint(cacheKey, component, callee, username).finally(() => pending.delete(cacheKey));
         pending.set(cacheKey, p);
       }
       return p;

@@ -17,8 +17,8 @@ describe("openLocalIdentity", () => {
     const player = await identity.verifier.verify((await identity.signer.sign("alice")).token);
     expect(player.username).toBe("alice");
     expect(player.service).toBeUndefined();
-    const component = await identity.verifier.verify(await identity.serviceSigner.tokenFor("engine", "alice"));
-    expect(component).toMatchObject({ username: "alice", service: "engine" });
+    const component = await identity.verifier.verify(await identity.serviceSigner.tokenFor("engine", "music", "alice"));
+    expect(component).toMatchObject({ username: "alice", service: "engine", callee: "music" });
   });
 
   it("reads the same keys when opened again, so another process's verifier accepts the first one's tokens", async () => {
@@ -26,7 +26,7 @@ describe("openLocalIdentity", () => {
     const first = await openLocalIdentity(dir);
     const second = await openLocalIdentity(dir);
     await expect(second.verifier.verify((await first.signer.sign("bob")).token)).resolves.toMatchObject({ username: "bob" });
-    await expect(second.verifier.verify(await first.serviceSigner.tokenFor("initiator", "bob"))).resolves.toMatchObject({ service: "initiator" });
+    await expect(second.verifier.verify(await first.serviceSigner.tokenFor("initiator", "worldgen", "bob"))).resolves.toMatchObject({ service: "initiator" });
   });
 
   it("does not accept tokens signed with another directory's keys", async () => {

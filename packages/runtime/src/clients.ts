@@ -63,7 +63,7 @@ export interface CallSite {
  */
 function credentialFor(site: CallSite, call: CallContext | undefined): string | Promise<string> | undefined {
   if (site.serviceSigner !== undefined && isComponentName(site.caller)) {
-    return site.serviceSigner.tokenFor(site.caller, call?.principal?.username);
+    return site.serviceSigner.tokenFor(site.caller, site.target.name, call?.principal?.username);
   }
   return call?.principal?.token;
 }

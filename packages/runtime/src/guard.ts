@@ -104,10 +104,17 @@ export function guardService<S extends DescService>(
       );
     };
     const callers = def.callers[method.name];
+    const forPlayers = `${def.service.typeName}/${method.name} is for players: no component calls it`;
     const notAnEdge = `${def.service.typeName}/${method.name} may be called by ${callers?.join(", ")} only`;
+    const notForMe = (principal: Principal) => `invalid token: a credential for ${principal.callee ?? "(no callee)"}, not for ${def.name}`;
     const admit = (principal: Principal): Principal => {
       if (isInternal && principal.service === undefined) throw new ConnectError(internalOnly, Code.PermissionDenied);
-      // Only the call graph's edges: a credential of another component is refused, whoever signed it.
+      // A component credential is good only at the callee it names: one captured from a call to
+      // another component is refused here.
+      if (principal.service !== undefined && principal.callee !== def.name) throw new ConnectError(notForMe(principal), Code.Unauthenticated);
+      // Only the call graph's edges: a credential of another component is refused, whoever signed
+      // it, and a method for players takes no component's.
+      if (principal.service !== undefined && !isInternal) throw new ConnectError(forPlayers, Code.PermissionDenied);
       if (callers !== undefined && !(callers as readonly string[]).includes(principal.service!)) {
         throw new ConnectError(`${notAnEdge}, not by ${principal.service}`, Code.PermissionDenied);
       }

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CALLER_HEADER, createRuntime, DEFAULT_CALL_TIMEOUT_MS, parseTopology, type CallRecord, type Runtime } from "../src/index.js";
 
 // A world generator stand-in whose handler each test sets, called in direct mode.
-const worldgen = defineComponent({ name: "worldgen", service: WorldGenService });
+const worldgen = defineComponent({ name: "worldgen", service: WorldGenService, internalMethods: ["GenerateWorld"] });
 const all = ["auth", "worldgen", "engine", "initiator", "music", "score"];
 const headers = { authorization: "Bearer t0k3n" };
 const world = create(WorldSchema, { seed: 1n });
@@ -24,7 +24,7 @@ beforeEach(() => {
     group: "one",
     // Every token passes as the initiator's credential acting for alice (GenerateWorld is internal).
     verifier: {
-      verify: (token) => Promise.resolve({ username: "alice", token, expiresAt: new Date(Date.now() + 60_000), service: "initiator" }),
+      verify: (token) => Promise.resolve({ username: "alice", token, expiresAt: new Date(Date.now() + 60_000), service: "initiator", callee: "worldgen" }),
     },
     callLog: (r) => records.push(r),
   });

@@ -6,7 +6,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { defineComponent } from "@flaplab/component";
 import { WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
-import { createServiceSigner, createVerifier } from "@flaplab/identity";
+import { createServiceSigner, createVerifier, generateComponentKeys } from "@flaplab/identity";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRuntime, parseTopology, type CallRecord, type Runtime } from "../src/index.js";
 
@@ -15,9 +15,9 @@ import { createRuntime, parseTopology, type CallRecord, type Runtime } from "../
 // over h2c.
 const worldgen = defineComponent({ name: "worldgen", service: WorldGenService, internalMethods: ["GenerateWorld"] });
 const all = ["auth", "worldgen", "engine", "initiator", "music", "score"];
-const keys = generateKeyPairSync("ed25519");
-const serviceSigner = createServiceSigner({ privateKey: keys.privateKey });
-const verifier = createVerifier({ publicKey: generateKeyPairSync("ed25519").publicKey, serviceKey: keys.publicKey });
+const componentKeys = generateComponentKeys();
+const serviceSigner = createServiceSigner({ keys: componentKeys.signing });
+const verifier = createVerifier({ publicKey: generateKeyPairSync("ed25519").publicKey, componentKeys: componentKeys.verifying });
 
 interface Seen {
   readonly timeout: string | null;

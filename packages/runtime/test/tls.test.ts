@@ -5,7 +5,7 @@ import { create } from "@bufbuild/protobuf";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { defineComponent, requirePrincipal } from "@flaplab/component";
 import { WorldGenService, WorldSchema } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
-import { createServiceSigner, createVerifier } from "@flaplab/identity";
+import { createServiceSigner, createVerifier, generateComponentKeys } from "@flaplab/identity";
 import { generate } from "selfsigned";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRuntime, parseTopology, type CallRecord, type Runtime } from "../src/index.js";
@@ -21,9 +21,9 @@ let ca: string;
 let serving: Runtime;
 let tlsConnections = 0;
 const sockets = new Set<import("node:tls").TLSSocket>();
-const keys = generateKeyPairSync("ed25519");
-const serviceSigner = createServiceSigner({ privateKey: keys.privateKey });
-const verifier = createVerifier({ publicKey: generateKeyPairSync("ed25519").publicKey, serviceKey: keys.publicKey });
+const componentKeys = generateComponentKeys();
+const serviceSigner = createServiceSigner({ keys: componentKeys.signing });
+const verifier = createVerifier({ publicKey: generateKeyPairSync("ed25519").publicKey, componentKeys: componentKeys.verifying });
 
 function topology(network: { protocol: string; format: string; httpVersion: string }) {
   return parseTopology({

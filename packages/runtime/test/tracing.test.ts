@@ -7,7 +7,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { defineComponent } from "@flaplab/component";
 import { MusicService } from "@flaplab/contracts/music/v1/music_pb";
 import { WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
-import { createServiceSigner, createVerifier } from "@flaplab/identity";
+import { createServiceSigner, createVerifier, generateComponentKeys } from "@flaplab/identity";
 import { propagation, SpanKind, SpanStatusCode, type Tracer } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace";
@@ -17,12 +17,12 @@ import { createRuntime, parseTopology, type Runtime } from "../src/index.js";
 // A call from outside (the test, as the initiator) to worldgen, whose handler calls music: in
 // every call mode the four spans form one trace, each parented on the one before, and the trace
 // context travels as W3C traceparent between processes. Without a tracer nothing is added.
-const worldgen = defineComponent({ name: "worldgen", service: WorldGenService });
-const music = defineComponent({ name: "music", service: MusicService });
+const worldgen = defineComponent({ name: "worldgen", service: WorldGenService, internalMethods: ["GenerateWorld"] });
+const music = defineComponent({ name: "music", service: MusicService, internalMethods: ["PlayMusic"] });
 const all = ["auth", "worldgen", "engine", "initiator", "music", "score"];
-const keys = generateKeyPairSync("ed25519");
-const serviceSigner = createServiceSigner({ privateKey: keys.privateKey });
-const verifier = createVerifier({ publicKey: generateKeyPairSync("ed25519").publicKey, serviceKey: keys.publicKey });
+const componentKeys = generateComponentKeys();
+const serviceSigner = createServiceSigner({ keys: componentKeys.signing });
+const verifier = createVerifier({ publicKey: generateKeyPairSync("ed25519").publicKey, componentKeys: componentKeys.verifying });
 
 const exporter = new InMemorySpanExporter();
 const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });

@@ -97,7 +97,7 @@ describeContract(
     });
 
     it("refuses a component credential that names no player with InvalidArgument", async () => {
-      const anonymous = t.clientAs(await t.serviceSigner.tokenFor("engine", undefined));
+      const anonymous = t.clientAs(await t.serviceSigner.tokenFor("engine", "score", undefined));
       await expect(anonymous.recordRun({ gameId: "nobody-1", score: 1, ticks: 1 })).rejects.toMatchObject({
         code: Code.InvalidArgument,
       });

@@ -34,8 +34,8 @@ export interface ComponentUnderTest<S extends DescService = DescService> {
 export interface ContractSpec<S extends DescService> extends ComponentUnderTest<S> {
   /**
    * The component that calls this one in a deployment. When set, `t.client` and `t.as(...)` carry
-   * its component credential acting for the player (as internal methods require); otherwise they
-   * carry the player's own token.
+   * its component credential acting for the player on internal methods (as they require) and the
+   * player's own token on the others (which are for players); otherwise the player's token on all.
    */
   readonly caller?: ComponentName;
   /** Components the one under test calls; mounted with it, as the mode places them. */
@@ -51,7 +51,7 @@ export interface ContractContext<S extends DescService> {
   as(username: string): Promise<Client<S>>;
   /** A client sending `token` (none when undefined). */
   clientAs(token: string | undefined): Client<S>;
-  /** A client carrying the credential of component `caller` acting for `username` (none when omitted). */
+  /** A client carrying the credential of component `caller` for the component under test, acting for `username` (none when omitted). */
   asComponent(caller: ComponentName, username?: string): Promise<Client<S>>;
   /** A valid token for `username`. */
   token(username: string): Promise<string>;
@@ -95,7 +95,7 @@ export function describeContract<S extends DescService>(
         clientAs: (token) => need().clientAs(token),
         as: (username) => need().as(username),
         asComponent: async (caller, username) =>
-          need().clientAs(await need().serviceSigner.tokenFor(caller, username)),
+          need().clientAs(await need().serviceSigner.tokenFor(caller, spec.component.name, username)),
         get serviceSigner() {
           return need().serviceSigner;
         },
@@ -165,18 +165,24 @@ async function startMode<S extends DescService>(spec: ContractSpec<S>, mode: Con
     }
   }
   const tester = runtimeFor(mode.startsWith("networked") ? TESTER : "all");
-  const credentialFor = async (username: string): Promise<string> =>
-    spec.caller !== undefined ? serviceSigner.tokenFor(spec.caller, username) : (await signer.sign(username)).token;
+  // Internal methods by their client names ("recordRun"): the ones the caller's credential is for.
+  const internal = new Set(spec.component.service.methods.filter((m) => spec.component.internalMethods.includes(m.name)).map((m) => m.localName));
   const clientAs = (token: string | undefined): Client<S> => {
     const client = tester.client(spec.component, TESTER);
     if (token === undefined) return client;
-    return withHeader(client, "authorization", `Bearer ${token}`);
+    return withAuthorization(client, () => token);
+  };
+  /** A client acting for `username`: the caller's credential on internal methods, the player's token on the rest. */
+  const actingFor = async (username: string): Promise<Client<S>> => {
+    const player = (await signer.sign(username)).token;
+    const component = spec.caller !== undefined ? await serviceSigner.tokenFor(spec.caller, spec.component.name, username) : player;
+    return withAuthorization(tester.client(spec.component, TESTER), (method) => (internal.has(method) ? component : player));
   };
   const testedGroup = topology.groups.find((g) => g.name === groupNameOf(spec.component.name))!;
   return {
-    client: clientAs(await credentialFor("alice")),
+    client: await actingFor("alice"),
     clientAs,
-    as: async (username) => clientAs(await credentialFor(username)),
+    as: actingFor,
     signer,
     serviceSigner,
     records,
@@ -190,14 +196,15 @@ async function startMode<S extends DescService>(spec: ContractSpec<S>, mode: Con
 }
 
 /** Wraps every method of a client so each call carries `name: value` unless it sets the header itself. */
-function withHeader<S extends DescService>(client: Client<S>, name: string, value: string): Client<S> {
+/** `client` sending `authorization: Bearer <token of the method>` on every call that sets none. */
+function withAuthorization<S extends DescService>(client: Client<S>, tokenOf: (method: string) => string): Client<S> {
   return new Proxy(client, {
     get(target, prop, receiver) {
       const fn = Reflect.get(target, prop, receiver) as unknown;
       if (typeof fn !== "function") return fn;
       return (req: unknown, options?: { headers?: ConstructorParameters<typeof Headers>[0] }) => {
         const headers = new Headers(options?.headers);
-        if (!headers.has(name)) headers.set(name, value);
+        if (!headers.has("authorization")) headers.set("authorization", `Bearer ${tokenOf(String(prop))}`);
         return (fn as (r: unknown, o: unknown) => unknown).call(target, req, { ...options, headers });
       };
     },

@@ -7,7 +7,7 @@ import { expect, it } from "vitest";
 import { describeContract } from "../src/index.js";
 
 // Two stand-in components that exercise the runtime itself: an initiator that calls a world generator.
-const worldgen = defineComponent({ name: "worldgen", service: WorldGenService });
+const worldgen = defineComponent({ name: "worldgen", service: WorldGenService, internalMethods: ["GenerateWorld"] });
 const initiator = defineComponent({ name: "initiator", service: InitiatorService });
 
 const seenBy = new Map<string, string[]>();
@@ -103,7 +103,7 @@ describeContract(
 );
 
 describeContract(
-  { component: worldgen, create: (env) => fakeWorldgen(`crash-${env.mode}`) },
+  { component: worldgen, caller: "initiator", create: (env) => fakeWorldgen(`crash-${env.mode}`) },
   (t) => {
     it("reports a thrown non-Connect error as a Connect error and keeps serving", async () => {
       const err = await t.client.generateWorld({ gameId: "explode" }).catch((e: unknown) => e);

@@ -5,7 +5,6 @@ import { EngineService, Key } from "@flaplab/contracts/engine/v1/engine_pb";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import { MusicService, Sound } from "@flaplab/contracts/music/v1/music_pb";
-import { createServiceSigner, loadServiceKeys } from "@flaplab/identity";
 import { describe, expect, it } from "vitest";
 import { monolithWithPlayer, outcome } from "./credentials-harness.js";
 
@@ -25,8 +24,7 @@ describe("a player bringing their own world", () => {
       expect(await outcome(engine.startGame({ gameId, world: openWorld, bird: { width: 34, height: 24 } }))).toBe("permission_denied");
       expect(await outcome(engine.handleInput({ gameId, key: Key.SPACE, seq: 1 }))).toBe("permission_denied");
       // The game was never created: even the engine's own credential finds nothing to play.
-      const serviceKeys = await loadServiceKeys({ dataDir: t.m.dir, env: {} });
-      const asInitiator = await createServiceSigner({ privateKey: serviceKeys.privateKey }).tokenFor("initiator", "mallory");
+      const asInitiator = await (await t.m.keys()).components.tokenFor("initiator", "engine", "mallory");
       const internal = t.m.client(EngineService, protocol, { authorization: `Bearer ${asInitiator}` });
       expect(await outcome(internal.handleInput({ gameId, key: Key.SPACE, seq: 1 }))).toBe("not_found");
     }

@@ -9,7 +9,7 @@ import { InitiatorService, type StartGameResponse } from "@flaplab/contracts/ini
 import { Sound } from "@flaplab/contracts/music/v1/music_pb";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
 import { CloseCode } from "@flaplab/game-stream";
-import { createSigner, createStreamTicketSigner, loadServiceKeys } from "@flaplab/identity";
+import { createSigner, createStreamTicketSigner, loadAllComponentKeys } from "@flaplab/identity";
 import { generateKeyPairSync } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { attempt, EASY_SEED, openStream, playEasySeed } from "../stream-client.js";
@@ -41,11 +41,11 @@ function startGame(token: string, seed?: bigint): Promise<StartGameResponse> {
  * refused before the session opens.
  */
 async function attacks(gameIdA: string, gameB: StartGameResponse): Promise<Array<[string, Record<string, string>, "4403" | "refused"]>> {
-  const serviceKeys = await loadServiceKeys({ dataDir: m.dir });
+  const ticketKey = (await loadAllComponentKeys(m.dir)).tickets;
   const other = generateKeyPairSync("ed25519");
   const forged = (await createStreamTicketSigner({ privateKey: other.privateKey }).sign(gameIdA, "alice")).ticket;
   const longAgo = Date.now() - 10 * 60_000;
-  const expired = (await createStreamTicketSigner({ privateKey: serviceKeys.privateKey, now: () => longAgo }).sign(gameIdA, "alice")).ticket;
+  const expired = (await createStreamTicketSigner({ privateKey: ticketKey.privateKey, now: () => longAgo }).sign(gameIdA, "alice")).ticket;
   const playerJwtAsTicket = (await createSigner({ privateKey: other.privateKey }).sign("alice")).token;
   return [
     ["B's own ticket (for B's game) and B's token", { gameId: gameIdA, ticket: gameB.streamTicket, token: tokenB }, "4403"],

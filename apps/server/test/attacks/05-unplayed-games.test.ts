@@ -5,7 +5,6 @@
 // get resource_exhausted), and unstarted games are swept on a timer (here after 1.5 s).
 import { EngineService, Key, PlayState } from "@flaplab/contracts/engine/v1/engine_pb";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
-import { createServiceSigner, loadServiceKeys } from "@flaplab/identity";
 import type { GameTable } from "@flaplab/engine";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outcome, startMonolith, type Monolith } from "./credentials-harness.js";
@@ -37,8 +36,7 @@ function initiator(player: string) {
 
 /** The engine's HandleInput as the initiator acting for `player`: what the game stream does with a key press. */
 async function press(player: string, gameId: string) {
-  const serviceKeys = await loadServiceKeys({ dataDir: m.dir, env: {} });
-  const token = await createServiceSigner({ privateKey: serviceKeys.privateKey }).tokenFor("initiator", player);
+  const token = await (await m.keys()).components.tokenFor("initiator", "engine", player);
   return m.client(EngineService, "connect", { authorization: `Bearer ${token}` }).handleInput({ gameId, key: Key.SPACE, seq: 1 });
 }
 

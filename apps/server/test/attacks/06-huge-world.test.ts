@@ -5,7 +5,6 @@
 // the initiator calls with) cannot create anything else.
 import { EngineService } from "@flaplab/contracts/engine/v1/engine_pb";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
-import { createServiceSigner, loadServiceKeys } from "@flaplab/identity";
 import { WORLD_LIMITS } from "@flaplab/worldgen";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { outcome, startMonolith, type Monolith } from "./credentials-harness.js";
@@ -17,8 +16,7 @@ let asInitiator: string;
 beforeAll(async () => {
   m = await startMonolith();
   token = await m.register("mallory");
-  const serviceKeys = await loadServiceKeys({ dataDir: m.dir, env: {} });
-  asInitiator = await createServiceSigner({ privateKey: serviceKeys.privateKey }).tokenFor("initiator", "mallory");
+  asInitiator = await (await m.keys()).components.tokenFor("initiator", "engine", "mallory");
 }, 60_000);
 
 afterAll(async () => {

@@ -12,7 +12,7 @@ import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import { SHED_MESSAGE } from "@flaplab/host";
-import { createServiceSigner, loadServiceKeys } from "@flaplab/identity";
+import { openLocalIdentity } from "@flaplab/identity";
 import { GHZ, ghzGenerateWorld } from "@flaplab/testkit/ghz";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO, topologyOnFreePorts } from "../helpers.js";
@@ -33,7 +33,7 @@ beforeAll(async () => {
   dir = topo.dir;
   baseUrl = `http://${topo.addresses["monolith"]}`;
   const env = { ...process.env };
-  for (const k of Object.keys(env)) if (k.startsWith("FLAPLAB_") && k !== "FLAPLAB_SERVICE_PRIVATE_KEY") delete env[k];
+  for (const k of Object.keys(env)) if (k.startsWith("FLAPLAB_")) delete env[k];
   child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "--topology", topo.file, "--data-dir", join(dir, "data")], {
     cwd: resolve(REPO, "apps/server"),
     stdio: ["ignore", "ignore", "inherit"],
@@ -47,8 +47,7 @@ beforeAll(async () => {
     await sleep(200);
   }
   // A component credential (initiator acting for a player): GenerateWorld is internal.
-  const serviceKeys = await loadServiceKeys({ dataDir: join(dir, "data"), env: {} });
-  token = await createServiceSigner({ privateKey: serviceKeys.privateKey }).tokenFor("initiator", "flood");
+  token = await (await openLocalIdentity(join(dir, "data"))).serviceSigner.tokenFor("initiator", "worldgen", "flood");
   capacityRps = await measureCapacity();
 }, 120_000);
 

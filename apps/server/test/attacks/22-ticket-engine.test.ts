@@ -6,7 +6,6 @@
 // target) and an engine admits a game stream only with a ticket naming it: anything else is
 // refused 403 before the upgrade. (The two-engine form, with Redis, is 23-ticket-engine.slow.test.ts.)
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
-import { createStreamTicketSigner, loadServiceKeys } from "@flaplab/identity";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { startMonolith, type Monolith } from "./credentials-harness.js";
@@ -40,10 +39,9 @@ function upgradeStatus(url: string, query: Record<string, string>): Promise<numb
 describe("a stream ticket", () => {
   it("opens the game stream only at the engine it names", async () => {
     const game = await m.client(InitiatorService, "connect", { authorization: `Bearer ${token}` }).startGame({});
-    // Tickets signed with the components' key (as an initiator of a deployment with other engines
+    // Tickets signed with the stream-ticket key (as an initiator of a deployment with other engines
     // would, or as tickets were before they named an engine), for the same game and player.
-    const keys = await loadServiceKeys({ dataDir: m.dir });
-    const signer = createStreamTicketSigner({ privateKey: keys.privateKey });
+    const signer = (await m.keys()).tickets;
     const forOther = (await signer.sign(game.gameId, "mallory", "engine-2")).ticket;
     const forNone = (await signer.sign(game.gameId, "mallory")).ticket;
     const statuses = {

@@ -5,6 +5,7 @@ import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect
 import type { DescService } from "@bufbuild/protobuf";
 import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
 import type { HostLimits } from "@flaplab/host";
+import { openLocalIdentity, type ServiceSigner, type StreamTicketSigner } from "@flaplab/identity";
 import { loadTopology } from "@flaplab/runtime";
 import { pino } from "pino";
 import { afterAll, beforeAll } from "vitest";
@@ -17,6 +18,11 @@ export interface Monolith {
   readonly baseUrl: string;
   /** Registers a player and returns their token. */
   register(username: string): Promise<string>;
+  /**
+   * Signs as any component, and stream tickets, with the keys in the server's data directory: what
+   * someone who took a component's key (or a credential one sent) would hold.
+   */
+  keys(): Promise<{ readonly components: ServiceSigner; readonly tickets: StreamTicketSigner }>;
   /** A client of `service` over Connect (HTTP/1.1, JSON) or gRPC (h2c) that sends `headers` on every call. */
   client<S extends DescService>(service: S, protocol: "connect" | "grpc", headers: Record<string, string>): Client<S>;
   stop(): Promise<void>;
@@ -56,6 +62,10 @@ export async function startMonolith(options: MonolithOptions = {}): Promise<Mono
     server,
     dir: topo.dir,
     baseUrl,
+    async keys() {
+      const identity = await openLocalIdentity(topo.dir);
+      return { components: identity.serviceSigner, tickets: identity.tickets };
+    },
     async register(username) {
       return (await auth.register({ username, password: "a long enough password" })).session!.token;
     },
