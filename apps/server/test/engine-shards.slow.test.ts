@@ -7,7 +7,7 @@ import { loadWebTransport } from "@flaplab/streams";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/server.js";
 import { startMonolith } from "./helpers.js";
-import { EASY_FLAP_TICKS, EASY_SEED, input, type Link, openLink, playOver, startGame as startGameAs } from "./ws-client.js";
+import { EASY_FLAP_TICKS, EASY_SEED, input, type Link, openLink, playOver, refusal, startGame as startGameAs } from "./ws-client.js";
 
 // A monolith whose engine plays its WebSocket games on two shard processes (FLAPLAB_ENGINE_SHARDS).
 let server: RunningServer;
@@ -65,7 +65,7 @@ describe("engine shards", () => {
     expect((await server.shards!.sample()).map((x) => x.games)).toEqual([0, 0]);
   }, 60_000);
 
-  it("spread games over the shards, refuse a second stream of a handed game with 4409, and free the player's slots when the games end", async () => {
+  it("spread games over the shards, refuse a second stream of a handed game with 409, and free the player's slots when the games end", async () => {
     const links: Link[] = [];
     const games = [];
     for (let i = 0; i < 3; i++) {
@@ -93,13 +93,13 @@ describe("engine shards", () => {
       // Its sockets at least: a game's WebSocket each, and the IPC channel.
       expect(x.fds).toBeGreaterThan(x.sessions);
     }
-    // The group's own handler sees the game is played elsewhere, on either link.
-    const second = await openLink(games[0]!.engineWsUrl, ticket(games[0]!));
-    expect(await second.closed).toMatchObject({ code: CloseCode.AlreadyConnected });
+    // The group's WebSocket link counts the game's session in the shard: a second is refused before the upgrade.
+    expect(await refusal(games[0]!.engineWsUrl, ticket(games[0]!))).toBe(409);
+    expect(server.shards!.stats().reduce((a, s) => a + s.sessions, 0)).toBe(3);
     // The player holds 3 unfinished games (the limit): a fourth is refused while they play.
     await expect(startGame()).rejects.toThrow(/already has 3 games in progress/);
     for (const link of links) link.ws.close(1000, "leaving");
-    await waitFor("the games' ends to come back", () => server.shards!.stats().every((s) => s.games === 0));
+    await waitFor("the games' ends and sessions to come back", () => server.shards!.stats().every((s) => s.games === 0 && s.sessions === 0));
     await startGame();
   }, 30_000);
 
@@ -142,6 +142,8 @@ describe("engine shards", () => {
       const s = server.shards!.stats()[0]!;
       return s.restarts === 1 && s.pid !== victim.pid;
     }, 20_000);
+    // The dead shard's session is no longer counted by the group's link; the survivor's is.
+    expect(server.shards!.stats().map((s) => s.sessions)).toEqual([0, 1]);
     survivor.ws.close(1000);
     const c = await startGame(EASY_SEED);
     const played = await playOver(c.engineWsUrl, ticket(c), EASY_FLAP_TICKS);

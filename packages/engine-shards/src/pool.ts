@@ -7,9 +7,10 @@ import { ENGINE_NODE_FLAGS, runInCall } from "@flaplab/component";
 import type { PlayMusicRequest } from "@flaplab/contracts/music/v1/music_pb";
 import type { RecordRunRequest } from "@flaplab/contracts/score/v1/score_pb";
 import type { GameSessionDeps } from "@flaplab/engine";
-import type { AdmittedUpgrade } from "@flaplab/streams";
+import type { AdmittedUpgrade, HandedOffSession } from "@flaplab/streams";
 import type { Logger } from "pino";
 import type { FromShard, PlayGame, ShardCall, ShardSample, ToShard } from "./protocol.js";
+import { ShardSessions } from "./sessions.js";
 
 /** The variable that turns shards on: a whole number of shard processes, or "auto" (one per core). */
 export const ENGINE_SHARDS_ENV = "FLAPLAB_ENGINE_SHARDS";
@@ -49,6 +50,8 @@ export interface ShardStats {
   readonly pid: number | undefined;
   /** Games handed to it whose end has not come back. */
   readonly games: number;
+  /** Sessions handed to it that it has not reported closed (the group's link counts them). */
+  readonly sessions: number;
   /** Games handed to it since the group started. */
   readonly handed: number;
   readonly restarts: number;
@@ -58,9 +61,10 @@ export interface EngineShards {
   /**
    * For `handoff` of the group's WebSocket streams: takes an admitted engine upgrade whose game
    * is in the group's table and not over, detaches the game and sends it, with the socket, to the
-   * least busy shard. False (serve it here) for anything else.
+   * least busy shard, and returns the session's stand-in (closed when the shard reports the session
+   * closed or exits; closing it asks the shard to). False (serve it here) for anything else.
    */
-  handoff(upgrade: AdmittedUpgrade): boolean;
+  handoff(upgrade: AdmittedUpgrade): HandedOffSession | false;
   stats(): readonly ShardStats[];
   /** What each shard measured since the last sample (tick lateness, CPU, games), and start again. */
   sample(timeoutMs?: number): Promise<ShardSample[]>;
@@ -76,6 +80,8 @@ interface Shard {
   proc: ChildProcess;
   /** Game ids handed to this shard and not ended. */
   readonly games: Set<string>;
+  /** Sessions handed to this shard and not reported closed. */
+  readonly sessions: ShardSessions;
   handed: number;
   restarts: number;
   ready: boolean;
@@ -87,12 +93,16 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
   let closing = false;
   const shards: Shard[] = [];
   let nextSample = 1;
+  let nextSession = 1;
   const samples = new Map<number, (sample: ShardSample) => void>();
 
   const onMessage = (shard: Shard, message: FromShard): void => {
     switch (message.type) {
       case "ready":
         shard.ready = true;
+        return;
+      case "session-closed":
+        shard.sessions.closed(message.session);
         return;
       case "ended":
         shard.games.delete(message.gameId);
@@ -152,12 +162,14 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
     shard.ready = false;
     proc.on("message", (m: FromShard) => onMessage(shard, m));
     proc.once("exit", (code, signal) => {
+      // Its sessions are gone with it: the group's link stops counting them.
+      const sessionsLost = shard.sessions.releaseAll();
       if (closing) return;
       // Its games are gone with it (games that survive their process are another matter).
       const lost = [...shard.games];
       for (const id of lost) games.release(id);
       shard.games.clear();
-      logger.error({ event: "engine-shard-exited", shard: shard.index, code, signal, gamesLost: lost.length }, "an engine shard exited; starting it again");
+      logger.error({ event: "engine-shard-exited", shard: shard.index, code, signal, gamesLost: lost.length, sessionsLost }, "an engine shard exited; starting it again");
       shard.restarts++;
       void spawnShard(shard).catch((err: unknown) => logger.error({ event: "engine-shard-restart-failed", shard: shard.index, err: (err as Error).message }, "an engine shard did not start again"));
     });
@@ -180,7 +192,19 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
   try {
     await Promise.all(
       Array.from({ length: opts.count }, (_, index) => {
-        const shard: Shard = { index, proc: undefined as unknown as ChildProcess, games: new Set(), handed: 0, restarts: 0, ready: false };
+        const shard: Shard = {
+          index,
+          proc: undefined as unknown as ChildProcess,
+          games: new Set(),
+          sessions: new ShardSessions((session, code, reason) => {
+            if (!send(shard, { type: "close-session", session, code, reason })) {
+              logger.warn({ event: "shard-close-session-failed", shard: shard.index, session }, "could not ask a shard to close a session");
+            }
+          }),
+          handed: 0,
+          restarts: 0,
+          ready: false,
+        };
         shards.push(shard);
         return spawnShard(shard);
       }),
@@ -204,8 +228,10 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
       if (!target) return false;
       const snapshot = games.detach(upgrade.gameId);
       if (!snapshot) return false;
+      const session = nextSession++;
       const message: PlayGame = {
         type: "play",
+        session,
         game: snapshot,
         path: upgrade.path,
         principal: upgrade.principal,
@@ -223,7 +249,8 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
         logger.warn({ event: "shard-handoff-failed", shard: target.index, gameId: snapshot.id }, "could not hand a game to its shard; playing it here");
         return false;
       }
-      return true;
+      // Nothing from the shard is read before this returns: its report of the session comes after.
+      return target.sessions.add(session);
     },
     sample(timeoutMs = 10_000) {
       return Promise.all(
@@ -249,7 +276,7 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
       );
     },
     stats() {
-      return shards.map((s) => ({ index: s.index, pid: s.proc.pid, games: s.games.size, handed: s.handed, restarts: s.restarts }));
+      return shards.map((s) => ({ index: s.index, pid: s.proc.pid, games: s.games.size, sessions: s.sessions.size, handed: s.handed, restarts: s.restarts }));
     },
     async close() {
       closing = true;

@@ -7,6 +7,8 @@ import type { UpgradeRequest } from "@flaplab/streams";
 /** Parent → shard: play this game; its WebSocket (admitted, not yet answered) comes as the handle. */
 export interface PlayGame {
   readonly type: "play";
+  /** The parent's id of the game's session (`CloseSession` and `SessionClosed` name it). */
+  readonly session: number;
   readonly game: GameSnapshot;
   readonly path: string;
   readonly principal: Principal;
@@ -29,7 +31,18 @@ export interface SampleRequest {
   readonly id: number;
 }
 
-export type ToShard = PlayGame | CallResult | SampleRequest;
+/**
+ * Parent → shard: close session `session` with `code` and `reason` (a newer session of its player
+ * replaced it in the parent's shares, or the parent's link is closing).
+ */
+export interface CloseSession {
+  readonly type: "close-session";
+  readonly session: number;
+  readonly code: number;
+  readonly reason: string;
+}
+
+export type ToShard = PlayGame | CallResult | SampleRequest | CloseSession;
 
 /** Shard → parent: started and listening for games. */
 export interface ShardReady {
@@ -47,6 +60,15 @@ export interface ShardCall {
   readonly context: CallContext | undefined;
   readonly request: unknown;
   readonly timeoutMs?: number;
+}
+
+/**
+ * Shard → parent: session `session` has closed, or never opened (its game or socket refused): the
+ * parent's shares stop counting it. Reported for every `PlayGame`, beside the game's `ended`.
+ */
+export interface SessionClosed {
+  readonly type: "session-closed";
+  readonly session: number;
 }
 
 /** Shard → parent: game `gameId`'s session has ended (game over, abandoned, or refused). */
@@ -90,4 +112,4 @@ export interface SampleReply {
   readonly sample: ShardSample;
 }
 
-export type FromShard = ShardReady | ShardCall | GameEnded | SampleReply;
+export type FromShard = ShardReady | ShardCall | SessionClosed | GameEnded | SampleReply;

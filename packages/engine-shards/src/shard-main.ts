@@ -15,6 +15,7 @@ import { createWebSocketStreams, streamLimitsFromEnv } from "@flaplab/streams";
 import { pino } from "pino";
 import { ExactHistogram } from "@flaplab/report-kit/histogram";
 import { type CallResult, type FromShard, LATE_TICK_US, type ShardCall, type ShardSample, type ToShard } from "./protocol.js";
+import { AdoptedSessions } from "./sessions.js";
 
 // argv: the shard's index, the engine's game stream path and the group's log level (the group's process passes them).
 const index = Number(process.argv[2] ?? "0");
@@ -104,9 +105,17 @@ const streams = createWebSocketStreams({
   logger,
   limits: streamLimitsFromEnv(process.env),
 });
+// The sessions handed here, by the parent's id: the parent counts each until it is reported closed.
+const adopted = new AdoptedSessions((session) => send({ type: "session-closed", session }));
 
 process.on("message", (message: ToShard, handle?: Socket) => {
   if (message.type === "result") return settle(message);
+  if (message.type === "close-session") {
+    if (adopted.close(message.session, message.code, message.reason)) {
+      logger.info({ event: "stream-closed-by-group", session: message.session, code: message.code, reason: message.reason }, "closing a session the group asked to close");
+    }
+    return;
+  }
   if (message.type === "sample") {
     const cpu = process.cpuUsage(since.cpu);
     const memory = process.memoryUsage();
@@ -133,9 +142,10 @@ process.on("message", (message: ToShard, handle?: Socket) => {
     return send({ type: "sample", id: message.id, sample });
   }
   if (message.type !== "play") return;
-  const { game, principal, upgrade } = message;
+  const { game, principal, upgrade, session } = message;
   if (!handle) {
     logger.error({ event: "shard-game-without-socket", gameId: game.id }, "a game came without its socket");
+    send({ type: "session-closed", session });
     return send({ type: "ended", gameId: game.id, over: false });
   }
   try {
@@ -143,9 +153,10 @@ process.on("message", (message: ToShard, handle?: Socket) => {
   } catch (err) {
     logger.warn({ event: "shard-game-refused", gameId: game.id, err: (err as Error).message }, "could not take the game");
     handle.destroy();
+    send({ type: "session-closed", session });
     return send({ type: "ended", gameId: game.id, over: false });
   }
-  streams.adopt(upgrade, handle, Buffer.from(message.head), { path: message.path, gameId: game.id, principal });
+  adopted.track(session, streams.adopt(upgrade, handle, Buffer.from(message.head), { path: message.path, gameId: game.id, principal }));
 });
 
 // The parent is gone (even if killed): so is this shard.

@@ -8,4 +8,4 @@ export { createDevCertificate, loadOrCreateDevCertificate, describeCertificate, 
 export type { StreamCertificate } from "./certificate.js";
 export { loadWebTransport } from "./webtransport-lib.js";
 export { createWebSocketStreams, DEFAULT_MAX_WEBSOCKET_MESSAGE_BYTES, sessionCloseCode, webSocketCloseCode } from "./websocket.js";
-export type { AdmittedUpgrade, UpgradeRequest, WebSocketStreams, WebSocketStreamsOptions } from "./websocket.js";
+export type { AdmittedUpgrade, HandedOffSession, UpgradeRequest, WebSocketStreams, WebSocketStreamsOptions } from "./websocket.js";

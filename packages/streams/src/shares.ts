@@ -1,5 +1,20 @@
-import { CloseCode, type StreamSession } from "@flaplab/game-stream";
+import type { Principal } from "@flaplab/component";
+import { CloseCode } from "@flaplab/game-stream";
 import type { Logger } from "pino";
+
+/**
+ * What the shares count of a session: its kind, its game and principal (the ticket's game and
+ * player), how to close it, and when it has closed. A `StreamSession` is one; so is the stand-in
+ * of a session that another process serves (see `HandedOffSession`), whose `close` asks that
+ * process to close it and whose `closed` resolves when that process reports it closed.
+ */
+export interface SharedSession {
+  readonly kind: string;
+  readonly gameId: string;
+  readonly principal: Principal;
+  close(code: number, reason: string): void;
+  readonly closed: Promise<unknown>;
+}
 
 /** The per-game, per-player and per-address caps of a link's sessions (`StreamLimits`). */
 export interface SessionShareLimits {
@@ -24,8 +39,8 @@ export interface ShareRefusal {
  *   they left; one account never holds more than its share).
  */
 export class SessionShares {
-  private readonly byGame = new Map<string, StreamSession>();
-  private readonly byPlayer = new Map<string, Set<StreamSession>>();
+  private readonly byGame = new Map<string, SharedSession>();
+  private readonly byPlayer = new Map<string, Set<SharedSession>>();
   private readonly byAddress = new Map<string, number>();
 
   constructor(
@@ -44,9 +59,10 @@ export class SessionShares {
 
   /**
    * Counts an open session until it closes; closes it instead (and returns false) past the game's
-   * or the address's share. Past the player's share, the player's oldest session is closed.
+   * or the address's share. Past the player's share, the player's oldest session is closed, wherever
+   * it is served.
    */
-  admit(session: StreamSession, address: string | undefined): boolean {
+  admit(session: SharedSession, address: string | undefined): boolean {
     const game = session.principal.gameId ?? session.gameId;
     const refusal = this.precheck(session.kind, game, address);
     if (refusal) {
@@ -58,7 +74,7 @@ export class SessionShares {
     let mine = this.byPlayer.get(player);
     if (!mine) this.byPlayer.set(player, (mine = new Set()));
     if (mine.size >= this.limits.maxSessionsPerPlayer) {
-      const oldest = mine.values().next().value as StreamSession;
+      const oldest = mine.values().next().value as SharedSession;
       mine.delete(oldest);
       this.logger.info({ event: "stream-replaced", kind: oldest.kind, gameId: oldest.gameId, player, by: session.gameId }, "oldest stream session of the player replaced");
       oldest.close(CloseCode.LimitReached, `replaced by a newer stream session of player ${player} (at most ${this.limits.maxSessionsPerPlayer})`);

@@ -6,7 +6,7 @@ import type { Logger } from "pino";
 import { type WebSocket, WebSocketServer } from "ws";
 import { admitSessionRequest, type LiveSession, runHandler, SessionEnding, type StreamAuthorizer, type StreamRoute, type StreamRoutes, startIdleSweep } from "./admission.js";
 import { resolveStreamLimits, type StreamLimits } from "./limits.js";
-import { SessionShares } from "./shares.js";
+import { type SharedSession, SessionShares } from "./shares.js";
 
 /** Largest client message a WebSocket session takes (the engine's own limit, 256 B, is checked after). */
 export const DEFAULT_MAX_WEBSOCKET_MESSAGE_BYTES = 64 * 1024;
@@ -21,11 +21,25 @@ export interface WebSocketStreamsOptions {
   /** A larger client message closes the session (1009). Default 64 KiB. */
   readonly maxMessageBytes?: number;
   /**
-   * Offered every admitted upgrade before it is answered: return true to take the socket over
-   * (e.g. hand it to the process that plays the game; that process calls `adopt`), false to
-   * serve it here.
+   * Offered every admitted upgrade before it is answered (and after the shares' precheck): take the
+   * socket over (e.g. hand it to the process that plays the game; that process calls `adopt`) and
+   * return the session's stand-in, or return false to serve it here. A session handed off counts
+   * here as one served here does (the game's, player's and address's shares and `maxSessions`)
+   * until its stand-in's `closed` resolves.
    */
-  readonly handoff?: (upgrade: AdmittedUpgrade) => boolean;
+  readonly handoff?: (upgrade: AdmittedUpgrade) => HandedOffSession | false;
+}
+
+/**
+ * A session that another process serves, as the link that admitted it sees it: the link's shares
+ * and session cap count it until `closed` resolves, and closing it (a newer session of its player
+ * replacing it, or the link closing) is asking that process to.
+ */
+export interface HandedOffSession {
+  /** Resolves once the serving process reports the session closed (or never opened), or is gone. */
+  readonly closed: Promise<void>;
+  /** Asks the serving process to close the session: the client sees `code` and `reason`. */
+  close(code: number, reason: string): void;
 }
 
 /** An upgrade request that passed admission, not answered yet. */
@@ -57,13 +71,17 @@ export interface WebSocketStreams {
   handleUpgrade(req: IncomingMessage, socket: Socket, head: Buffer): void;
   /**
    * Serves an upgrade that was admitted elsewhere (`handoff` in another process, the socket sent
-   * along): answers 101 and hands the session to the route of `path`, with no second admission.
+   * along): answers 101 and hands the session to the route of `path`, with no second admission
+   * (the admitting process counts it). Resolves with the session once it is up, or undefined when
+   * it never was (refused here, or the socket closed first).
    */
-  adopt(req: UpgradeRequest, socket: Socket, head: Buffer, admitted: { path: string; gameId: string; principal: Principal }): void;
+  adopt(req: UpgradeRequest, socket: Socket, head: Buffer, admitted: { path: string; gameId: string; principal: Principal }): Promise<StreamSession | undefined>;
   readonly limits: StreamLimits;
-  /** Sessions open now. */
+  /** Sessions served here and open now. */
   readonly openSessions: number;
-  /** Closes every session (4500 "server shutting down"). */
+  /** Sessions `handoff` took whose process has not reported them closed: `maxSessions` counts them too. */
+  readonly handedOffSessions: number;
+  /** Closes every session (4500 "server shutting down"), asking the processes of those handed off to. */
   close(): Promise<void>;
 }
 
@@ -86,33 +104,50 @@ export function createWebSocketStreams(opts: WebSocketStreamsOptions): WebSocket
     perMessageDeflate: false,
     maxPayload: opts.maxMessageBytes ?? DEFAULT_MAX_WEBSOCKET_MESSAGE_BYTES,
   });
-  /** Upgrades admitted or being admitted, and open sessions: the session cap counts both. */
+  /** Upgrades admitted or being admitted, open sessions and sessions handed off: the session cap counts all three. */
   let pending = 0;
   const live = new Set<LiveSession>();
+  const handedOff = new Set<SharedSession>();
   const sweep = startIdleSweep(live, limits.idleTimeoutMs, logger);
   const shares = new SessionShares(limits, logger);
   let closing = false;
 
-  /** Answers 101 and runs the session; `shared`: counted against the game's, player's and address's shares here. */
-  function upgrade(req: IncomingMessage, socket: Socket, head: Buffer, route: StreamRoute, gameId: string, principal: Principal, shared = true): Promise<void> {
-    return new Promise<void>((resolve) => {
+  /**
+   * Answers 101 and runs the session; `shared`: counted against the game's, player's and address's
+   * shares here. Resolves with the session, or undefined when there is none (refused by the shares,
+   * or the handshake failed).
+   */
+  function upgrade(req: IncomingMessage, socket: Socket, head: Buffer, route: StreamRoute, gameId: string, principal: Principal, shared = true): Promise<StreamSession | undefined> {
+    return new Promise<StreamSession | undefined>((resolve) => {
       wss.handleUpgrade(req, socket, head, (ws) => {
         const entry = adapt(ws, socket, route.kind, gameId, principal, logger);
-        if (shared && !shares.admit(entry.session, socket.remoteAddress)) return resolve();
+        if (shared && !shares.admit(entry.session, socket.remoteAddress)) return resolve(undefined);
         live.add(entry);
         void entry.session.closed.then(() => live.delete(entry));
         runHandler(route, entry.session, logger);
-        resolve();
+        resolve(entry.session);
       });
       // A handshake ws refuses (bad key or version) is answered by ws and the socket destroyed.
-      socket.once("close", () => resolve());
+      socket.once("close", () => resolve(undefined));
     });
+  }
+
+  /** Counts a session `handoff` took, in the shares and the session cap, until its process reports it closed. */
+  function holdHandedOff(session: HandedOffSession, kind: string, gameId: string, principal: Principal, address: string | undefined): void {
+    const standIn: SharedSession = { kind, gameId, principal, closed: session.closed, close: (code, reason) => session.close(code, reason) };
+    handedOff.add(standIn);
+    void session.closed.then(() => handedOff.delete(standIn));
+    // Nothing ran between the precheck and the handoff: the shares admit it (replacing the player's oldest if need be).
+    shares.admit(standIn, address);
   }
 
   return {
     limits,
     get openSessions() {
       return live.size;
+    },
+    get handedOffSessions() {
+      return handedOff.size;
     },
     handleUpgrade(req, socket, head) {
       pending++;
@@ -122,19 +157,22 @@ export function createWebSocketStreams(opts: WebSocketStreamsOptions): WebSocket
           authorize: opts.authorize,
           logger,
           maxSessions: limits.maxSessions,
-          openSessions: live.size + pending - 1,
+          openSessions: live.size + handedOff.size + pending - 1,
           link: "websocket",
         });
         if (socket.destroyed) return;
         if (closing) return refuse(socket, 503);
         if (!result.admitted) return refuse(socket, result.status);
         const { path, route, gameId, principal } = result;
-        const share = shares.precheck(route.kind, principal.gameId ?? gameId, socket.remoteAddress);
+        // Read now: a socket handed to another process is closed here.
+        const address = socket.remoteAddress;
+        const share = shares.precheck(route.kind, principal.gameId ?? gameId, address);
         if (share) {
           logger.info({ event: "stream-rejected", link: "websocket", kind: route.kind, gameId, status: share.status, reason: share.reason }, "stream rejected");
           return refuse(socket, share.status);
         }
-        if (opts.handoff?.({ path, kind: route.kind, gameId, principal, req, socket, head })) return;
+        const handed = opts.handoff?.({ path, kind: route.kind, gameId, principal, req, socket, head });
+        if (handed) return holdHandedOff(handed, route.kind, gameId, principal, address);
         await upgrade(req, socket, head, route, gameId, principal);
       })()
         .catch((err: unknown) => {
@@ -143,19 +181,24 @@ export function createWebSocketStreams(opts: WebSocketStreamsOptions): WebSocket
         })
         .finally(() => pending--);
     },
-    adopt(req, socket, head, admitted) {
+    async adopt(req, socket, head, admitted) {
       const route = Object.hasOwn(routes, admitted.path) ? routes[admitted.path] : undefined;
-      if (!route || closing) return refuse(socket, route ? 503 : 404);
+      if (!route || closing) {
+        refuse(socket, route ? 503 : 404);
+        return undefined;
+      }
       // Admitted by another process's link (its checks, its shares): not counted again here.
-      upgrade(req as IncomingMessage, socket, head, route, admitted.gameId, admitted.principal, false).catch((err: unknown) => {
+      return upgrade(req as IncomingMessage, socket, head, route, admitted.gameId, admitted.principal, false).catch((err: unknown) => {
         logger.error({ err }, "websocket upgrade failed");
         socket.destroy();
+        return undefined;
       });
     },
     async close() {
       closing = true;
       clearInterval(sweep);
       for (const s of live) s.session.close(CloseCode.Internal, "server shutting down");
+      for (const s of handedOff) s.close(CloseCode.Internal, "server shutting down");
     },
   };
 }
