@@ -42,6 +42,7 @@ export type {
   DeploymentPlan,
   FargateCpu,
   FargateMemory,
+  ImageBuildPlan,
   ImagePlan,
   ListenerRulePlan,
   LoadBalancerPlan,
