@@ -6,8 +6,8 @@
 //
 // Environment: FLAPLAB_DOMAIN (required: a Route 53 hosted zone; HTTPS listeners need a domain),
 // FLAPLAB_DEFAULT_REGION (region for "local" groups, the web site and SST's state; us-east-1),
-// FLAPLAB_IMAGE (the server image, linux/arm64, built once and pushed by infra/build-image.sh; without
-// it SST builds apps/server/Dockerfile once per service),
+// FLAPLAB_IMAGE (the server image, linux/arm64, built and pushed by infra/build-image.sh; without it
+// the deploy builds apps/server/Dockerfile once itself and pushes it to the stage's ECR repository),
 // FLAPLAB_TRACING ("xray": an ADOT collector beside every server sends its traces to X-Ray; "off").
 // Secrets (per stage, Ed25519 PEM, `sst secret set`): JwtPrivateKey and JwtPublicKey (the players'
 // tokens), one key per component (AuthKey, WorldgenKey, EngineKey, InitiatorKey, MusicKey, ScoreKey)
@@ -21,7 +21,9 @@ export default $config({
       name: "flaplab",
       home: "aws",
       removal: "remove",
-      providers: { aws: { region: DEFAULT_REGION } },
+      // docker-build: the server image's one build per deploy (the global `dockerbuild`). The same
+      // version SST 4.17.1's own components use; `sst install` refuses an older one than SST's.
+      providers: { aws: { region: DEFAULT_REGION }, "docker-build": "0.0.14" },
     };
   },
   async run() {
@@ -48,6 +50,9 @@ export default $config({
       sst.Secret
     >;
     const outputs: Record<string, $util.Input<string>> = {};
+    // One image for every service of every region: FLAPLAB_IMAGE, or built here once. (Given a
+    // build context instead, each sst.aws.Service builds the image itself, once per service.)
+    const image = plan.image.build ? buildServerImage(plan.image.build) : plan.image.prebuilt;
 
     for (const region of plan.regions) {
       // One explicit provider per region; every resource of the region is created with it.
@@ -155,7 +160,7 @@ export default $config({
           s.name,
           {
             cluster,
-            image: plan.image.prebuilt ?? { context: ".", dockerfile: plan.image.dockerfile },
+            image,
             architecture: infra.TASK_ARCHITECTURE,
             cpu: s.size.cpu,
             memory: s.size.memory,
@@ -291,6 +296,31 @@ export default $config({
     });
 
     return { web: web.url, topology: plan.topology, regions: plan.regions.map((r) => r.region).join(","), ...outputs };
+
+    /**
+     * Builds the server image once (BuildKit, for Fargate's platform), pushes it to the stage's ECR
+     * repository in the home region (the app's provider) and returns it by digest, as SST's Service
+     * does with its own builds. A deploy whose build context and settings are unchanged builds
+     * nothing; a changed one reuses BuildKit's cache from the repository for the steps before the change.
+     */
+    function buildServerImage(build: import("./infra/src/index.js").ImageBuildPlan): $util.Output<string> {
+      const repository = new aws.ecr.Repository(build.repositoryComponent, { name: build.repository, forceDelete: true });
+      const token = aws.ecr.getAuthorizationTokenOutput({ registryId: repository.registryId });
+      const cache = $interpolate`${repository.repositoryUrl}:${build.cacheTag}`;
+      const built = new dockerbuild.Image(build.imageComponent, {
+        context: { location: $cli.paths.root },
+        dockerfile: { location: `${$cli.paths.root}/${plan.image.dockerfile}` },
+        platforms: [plan.image.platform],
+        tags: [$interpolate`${repository.repositoryUrl}:${build.tag}`],
+        push: true,
+        registries: [{ address: token.proxyEndpoint, username: token.userName, password: $util.secret(token.password) }],
+        cacheFrom: [{ registry: { ref: cache } }],
+        cacheTo: [{ registry: { ref: cache, imageManifest: true, ociMediaTypes: true, mode: "max" } }],
+        // As for SST's own builds: BUILDX_BUILDER picks the builder (e.g. a native arm64 one).
+        ...(process.env.BUILDX_BUILDER ? { builder: { name: process.env.BUILDX_BUILDER } } : {}),
+      });
+      return $interpolate`${repository.repositoryUrl}@${built.digest}`;
+    }
 
     /**
      * A DNS-validated ACM certificate for `*.<stage>.<domain>` in one region. ACM asks for the same

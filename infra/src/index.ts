@@ -47,6 +47,7 @@ export type {
   DeploymentPlan,
   FargateCpu,
   FargateMemory,
+  ImageBuildPlan,
   ImagePlan,
   ListenerRulePlan,
   LoadBalancerPlan,

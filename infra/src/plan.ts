@@ -144,11 +144,12 @@ export const MEASURED_TASK_SIZES = {
 export const TASK_ARCHITECTURE = "arm64";
 
 /**
- * Seconds one build of apps/server/Dockerfile takes on 2 vCPUs: 268 s measured for every step
- * but the base image's own (apps/server/test/image-build.slow.test.ts: pnpm fetch 5 s, install,
- * turbo build and production install 242 s, copying 21 s), plus apt-get and pulling the base
- * image (≈ 30–60 s, not measured here). An arm64 build on an x86 machine runs under emulation,
- * several times slower: build on an arm64 runner.
+ * Seconds one build of apps/server/Dockerfile takes on 2 vCPUs, partly estimated: 268 s measured
+ * for every step but the base image's own (apps/server/test/image-build.slow.test.ts: pnpm fetch
+ * 5 s, install, turbo build and production install 242 s, copying 21 s), plus apt-get and pulling
+ * the base image (≈ 30–60 s, not measured here). Pushing the image (≈ 0.3 GB) and BuildKit's cache
+ * to ECR is not included (not measured here). An arm64 build on an x86 machine runs under
+ * emulation, several times slower: build on an arm64 runner.
  */
 export const IMAGE_BUILD_S = { min: 300, max: 330 } as const;
 const IMAGE_RE = /^[a-z0-9][a-z0-9.-]*(:\d+)?\/[a-z0-9._/-]+(:[A-Za-z0-9_.-]{1,128}|@sha256:[a-f0-9]{64})$/;
@@ -185,7 +186,7 @@ export interface PlanOptions {
   /**
    * The server image, built once and pushed before the deploy (FLAPLAB_IMAGE: `<registry>/<repo>:<tag>`
    * or `…@sha256:<digest>`, linux/arm64, e.g. by infra/build-image.sh): every service of every
-   * region runs it. Without it SST builds apps/server/Dockerfile once per service.
+   * region runs it. Without it the deploy builds apps/server/Dockerfile once itself (`image.build`).
    */
   readonly image?: string;
 }
@@ -426,18 +427,38 @@ export interface WebPlan {
   readonly config: WebConfig;
 }
 
-/** The image every service runs, and what building it costs a deploy. */
-export interface ImagePlan {
+/**
+ * The deploy's one build of the server image (no prebuilt image): `dockerfile` built from the
+ * repository root for `platform` and pushed to the stage's ECR repository in the home region. Every
+ * service of every region runs it by digest; tasks in other regions pull it across regions.
+ */
+export interface ImageBuildPlan {
+  /** SST component name of the ECR repository (aws.ecr.Repository). */
+  readonly repositoryComponent: "ServerImageRepository";
+  /** SST component name of the image (docker-build's Image). */
+  readonly imageComponent: "ServerImage";
+  /** The repository's name: `flaplab-<stage>-server`; `sst remove` deletes it with its images. */
+  readonly repository: string;
+  /** The home region: the app's own provider creates the repository. */
+  readonly region: string;
+  /** The tag each build moves (the services name the image by its digest). */
+  readonly tag: "server";
+  /** BuildKit's registry cache in the same repository: a rebuild reruns only the steps whose inputs changed. */
+  readonly cacheTag: "server-cache";
+}
+
+interface ImagePlanCommon {
   /** Fargate's platform for every task (TASK_ARCHITECTURE). */
   readonly platform: "linux/arm64";
-  /** The prebuilt image, when given; else SST builds `dockerfile` from the repository root for each service. */
-  readonly prebuilt?: string;
   readonly dockerfile: "apps/server/Dockerfile";
-  /** Builds during the deploy: 0 with a prebuilt image, else one per service (SST's Service builds its own). */
-  readonly builds: number;
-  /** Seconds of building during the deploy (builds × IMAGE_BUILD_S; BuildKit's cache shortens repeats). */
+  /** Seconds of building during the deploy (builds × IMAGE_BUILD_S, partly estimated; pushing not included). */
   readonly buildS: { readonly min: number; readonly max: number };
 }
+
+/** The image every service runs, and what building it costs a deploy: a prebuilt image, or one build by the deploy. */
+export type ImagePlan =
+  | (ImagePlanCommon & { readonly prebuilt: string; readonly build?: undefined; readonly builds: 0 })
+  | (ImagePlanCommon & { readonly prebuilt?: undefined; readonly build: ImageBuildPlan; readonly builds: 1 });
 
 export interface DeploymentPlan {
   readonly app: string;
@@ -467,7 +488,7 @@ const DOMAIN_RE = /^(?=.{1,200}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-
 const REGION_RE = /^[a-z]{2}(-gov)?-[a-z]+-\d$/;
 const ZONE_RE = /^[a-z]$/;
 /** SST component names the plan uses for things other than services. */
-const RESERVED_NAMES = new Set<string>(["Web", "ScoreDatabase", ...SECRET_NAMES]);
+const RESERVED_NAMES = new Set<string>(["Web", "ScoreDatabase", "ServerImage", "ServerImageRepository", ...SECRET_NAMES]);
 
 /** "us-east-1" → "UsEast1", "music-eu" → "MusicEu". */
 export function pascalCase(name: string): string {
@@ -824,17 +845,23 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     },
   };
 
-  const builds = options.image === undefined ? services.length : 0;
-  if (builds > 1) {
-    warnings.push(`no prebuilt image (FLAPLAB_IMAGE): SST builds apps/server/Dockerfile ${builds} times, once per service (infra/build-image.sh builds it once)`);
-  }
-  const image: ImagePlan = {
-    platform: "linux/arm64",
-    ...(options.image === undefined ? {} : { prebuilt: options.image }),
-    dockerfile: "apps/server/Dockerfile",
-    builds,
-    buildS: { min: builds * IMAGE_BUILD_S.min, max: builds * IMAGE_BUILD_S.max },
-  };
+  const imageCommon = { platform: "linux/arm64", dockerfile: "apps/server/Dockerfile" } as const;
+  const image: ImagePlan =
+    options.image === undefined
+      ? {
+          ...imageCommon,
+          build: {
+            repositoryComponent: "ServerImageRepository",
+            imageComponent: "ServerImage",
+            repository: `${APP_NAME}-${stage}-server`,
+            region: homeRegion,
+            tag: "server",
+            cacheTag: "server-cache",
+          },
+          builds: 1,
+          buildS: { ...IMAGE_BUILD_S },
+        }
+      : { ...imageCommon, prebuilt: options.image, builds: 0, buildS: { min: 0, max: 0 } };
 
   return {
     app: APP_NAME,

@@ -2,6 +2,7 @@ import { loadTopology, parseTopology, type Topology } from "@flaplab/runtime";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   ENV,
+  IMAGE_BUILD_S,
   listenerRuleProblems,
   planDeployment,
   PlanError,
@@ -362,6 +363,33 @@ describe("options", () => {
     expect(() => plan("monolith", { stage: "Prod" })).toThrow(PlanError);
     expect(() => plan("monolith", { domain: "not a domain" })).toThrow(PlanError);
     expect(() => plan("monolith", { defaultRegion: "moon" })).toThrow(PlanError);
+  });
+
+  it("builds the image once per deploy without a prebuilt one: into the stage's repository in the home region", () => {
+    const p = plan("multiregion", { homeRegion: "eu-central-1" });
+    expect(p.image).toEqual({
+      platform: "linux/arm64",
+      dockerfile: "apps/server/Dockerfile",
+      build: {
+        repositoryComponent: "ServerImageRepository",
+        imageComponent: "ServerImage",
+        repository: "flaplab-multiregion-server",
+        region: "eu-central-1",
+        tag: "server",
+        cacheTag: "server-cache",
+      },
+      builds: 1,
+      buildS: { ...IMAGE_BUILD_S },
+    });
+    // The home region follows the default region unless given.
+    expect(plan("monolith", { defaultRegion: "ap-southeast-1" }).image.build?.region).toBe("ap-southeast-1");
+    const prebuilt = plan("multiregion", { image: "123456789012.dkr.ecr.us-east-1.amazonaws.com/flaplab-server:0123456789ab" }).image;
+    expect([prebuilt.build, prebuilt.builds, prebuilt.buildS]).toEqual([undefined, 0, { min: 0, max: 0 }]);
+    // The image's component names are not service names.
+    for (const group of ["server-image", "server-image-repository"]) {
+      const t = parseTopology({ name: "named", groups: { [group]: { components: ["auth", "worldgen", "engine", "initiator", "music", "score"], address: "127.0.0.1:1" } } });
+      expect(() => planDeployment(t, { stage: "named", domain: DOMAIN }), group).toThrow(/is reserved/);
+    }
   });
 
   it("is deterministic", () => {

@@ -2,6 +2,8 @@
 // This checks the config's own logic offline (providers, regions, environment, zones, transforms);
 // whether AWS accepts the result can only be seen in a real deploy.
 import { createPublicKey } from "node:crypto";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import type { ComponentName } from "@flaplab/component";
 import { loadTopology } from "@flaplab/runtime";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -19,7 +21,25 @@ import {
   stageTopology,
   type DeploymentPlan,
 } from "../src/index.js";
-import { awsListenerRules, created, DOMAIN, FakeOutput, installGlobals, loadConfig, ofType, run, secretKeyPem, type SstConfig, setCloudMapName, unwrap } from "./sst-stand-ins.js";
+import {
+  awsListenerRules,
+  created,
+  DOMAIN,
+  FakeOutput,
+  FakeSecret,
+  installGlobals,
+  loadConfig,
+  ofType,
+  ROOT,
+  resolved,
+  run,
+  secretKeyPem,
+  STAND_IN_ACCOUNT,
+  STAND_IN_DIGEST,
+  type SstConfig,
+  setCloudMapName,
+  unwrap,
+} from "./sst-stand-ins.js";
 
 async function plan(stage: string): Promise<DeploymentPlan> {
   return planDeployment(await loadTopology(stageTopology(stage)), { stage, domain: DOMAIN, topologyName: stage });
@@ -37,6 +57,8 @@ describe("sst.config.ts", () => {
   it("is one app, flaplab, with its state and web site in the default region", () => {
     const app = config.app();
     expect(app).toMatchObject({ name: "flaplab", home: "aws", providers: { aws: { region: "us-east-1" } } });
+    // The provider of the image's one build: pinned (SST asks for a version) to the version SST's own components use.
+    expect(app.providers["docker-build"]).toBe("0.0.14");
   });
 
   it("refuses to run without FLAPLAB_DOMAIN", async () => {
@@ -57,7 +79,8 @@ describe("sst.config.ts", () => {
     for (const c of created) {
       // (Listener rules SST's Services create are children of the service, recorded without options.)
       if (c.type === "sst.aws.Service:ListenerRule") continue;
-      if (["aws.Provider", "sst.Secret", "sst.aws.StaticSite"].includes(c.type)) {
+      // The server image's repository and build are the home region's, on the app's own provider.
+      if (["aws.Provider", "sst.Secret", "sst.aws.StaticSite", "aws.ecr.Repository", "dockerbuild.Image"].includes(c.type)) {
         expect(c.opts?.provider, `${c.type} ${c.name}`).toBeUndefined();
       } else {
         expect(c.opts?.provider, `${c.type} ${c.name}`).toBeDefined();
@@ -85,7 +108,7 @@ describe("sst.config.ts", () => {
         cpu: string;
         memory: string;
       };
-      expect(args.image).toEqual({ context: ".", dockerfile: "apps/server/Dockerfile" });
+      expect(unwrap(args.image)).toBe(`${STAND_IN_ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com/flaplab-microservices-server@${STAND_IN_DIGEST}`);
       expect(args.architecture).toBe("arm64");
       expect([args.cpu, args.memory]).toEqual([s.size.cpu, s.size.memory]);
       for (const [k, v] of Object.entries(s.environment)) expect(args.environment[k], k).toBe(v);
@@ -190,22 +213,76 @@ describe("sst.config.ts", () => {
     expect(engine.transform.taskDefinition).toBeUndefined();
   });
 
-  it("runs every service on arm64 from one prebuilt image when FLAPLAB_IMAGE names it, else SST builds one per service", async () => {
+  it("runs every service on arm64 from one prebuilt image when FLAPLAB_IMAGE names it, and builds nothing", async () => {
     const image = "123456789012.dkr.ecr.us-east-1.amazonaws.com/flaplab-server:0123456789ab";
     await run("multiregion", { FLAPLAB_IMAGE: image });
+    expect(ofType("sst.aws.Service")).toHaveLength(6);
     for (const svc of ofType("sst.aws.Service")) {
       expect([svc.args["image"], svc.args["architecture"]], svc.name).toEqual([image, "arm64"]);
     }
-    await run("multiregion");
-    for (const svc of ofType("sst.aws.Service")) {
-      expect([svc.args["image"], svc.args["architecture"]], svc.name).toEqual([{ context: ".", dockerfile: "apps/server/Dockerfile" }, "arm64"]);
-    }
+    expect(ofType("dockerbuild.Image")).toHaveLength(0);
+    expect(ofType("aws.ecr.Repository")).toHaveLength(0);
     const p = planDeployment(await loadTopology(stageTopology("multiregion")), { stage: "multiregion", domain: DOMAIN, image });
     expect(p.image).toMatchObject({ prebuilt: image, builds: 0, buildS: { min: 0, max: 0 } });
-    const built = await plan("multiregion");
-    expect(built.image).toMatchObject({ builds: 6, buildS: { min: 6 * 300, max: 6 * 330 } });
-    expect(built.warnings.some((w) => w.includes("FLAPLAB_IMAGE"))).toBe(true);
+    expect(p.image.build).toBeUndefined();
     await expect(run("monolith", { FLAPLAB_IMAGE: "flaplab-server" })).rejects.toThrow(/is not <registry>\/<repository>:<tag>/);
+  });
+
+  it("without FLAPLAB_IMAGE builds the image once per deploy, in the home region, and runs every service of every region from it by digest", async () => {
+    await run("multiregion");
+    const p = await plan("multiregion");
+    expect(new Set(p.services.map((s) => s.region)).size).toBe(5);
+    const repositories = ofType("aws.ecr.Repository");
+    const images = ofType("dockerbuild.Image");
+    expect(repositories).toHaveLength(1);
+    expect(images).toHaveLength(1);
+    const repository = repositories[0]!;
+    expect(repository.name).toBe("ServerImageRepository");
+    // A stage's own repository, emptied and deleted by `sst remove`; not infra/build-image.sh's flaplab-server.
+    expect(repository.args).toEqual({ name: "flaplab-multiregion-server", forceDelete: true });
+    // The app's provider: the home region, where SST keeps its state.
+    expect(repository.opts?.provider).toBeUndefined();
+    expect(p.image.build?.region).toBe(config.app().providers.aws.region);
+    const url = String(unwrap(repository.self["repositoryUrl"]));
+
+    const build = images[0]!;
+    expect(build.name).toBe("ServerImage");
+    expect(build.opts?.provider).toBeUndefined();
+    const args = resolved(build.args) as {
+      context: { location: string };
+      dockerfile: { location: string };
+      platforms: string[];
+      tags: string[];
+      push: boolean;
+      registries: { address: string; username: string; password: string }[];
+      cacheFrom: { registry: { ref: string } }[];
+      cacheTo: { registry: { ref: string; imageManifest: boolean; ociMediaTypes: boolean; mode: string } }[];
+      builder?: unknown;
+    };
+    // The build SST's Service would run for `{ context: ".", dockerfile: "apps/server/Dockerfile" }`, for Fargate's arm64.
+    expect(args.context.location).toBe(ROOT);
+    expect(args.dockerfile.location).toBe(join(ROOT, "apps/server/Dockerfile"));
+    expect(existsSync(args.dockerfile.location)).toBe(true);
+    expect(args.platforms).toEqual(["linux/arm64"]);
+    expect([args.push, args.tags]).toEqual([true, [`${url}:server`]]);
+    expect(args.registries).toEqual([{ address: `https://${STAND_IN_ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com`, username: "AWS", password: "<ecr token>" }]);
+    expect((build.args["registries"] as { password: unknown }[])[0]!.password).toBeInstanceOf(FakeSecret);
+    expect(args.cacheFrom).toEqual([{ registry: { ref: `${url}:server-cache` } }]);
+    expect(args.cacheTo).toEqual([{ registry: { ref: `${url}:server-cache`, imageManifest: true, ociMediaTypes: true, mode: "max" } }]);
+    expect(args.builder).toBeUndefined();
+
+    const services = ofType("sst.aws.Service");
+    expect(services).toHaveLength(p.services.length);
+    for (const svc of services) {
+      expect([unwrap(svc.args["image"]), svc.args["architecture"]], svc.name).toEqual([`${url}@${STAND_IN_DIGEST}`, "arm64"]);
+    }
+    expect(p.image).toMatchObject({ builds: 1, buildS: { min: 300, max: 330 } });
+    expect(p.warnings.some((w) => w.includes("FLAPLAB_IMAGE"))).toBe(false);
+  });
+
+  it("passes BUILDX_BUILDER on to the build, as SST's own builds do", async () => {
+    await run("monolith", { BUILDX_BUILDER: "arm64-native" });
+    expect(ofType("dockerbuild.Image")[0]!.args["builder"]).toEqual({ name: "arm64-native" });
   });
 
   it("fails if SST names a service's Cloud Map host differently from the plan", async () => {

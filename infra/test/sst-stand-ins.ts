@@ -10,6 +10,9 @@ export const ROOT = resolve(import.meta.dirname, "../..");
 // Loaded by path: its types come from .sst/platform, which only `sst install` creates (check-sst.sh).
 const CONFIG = resolve(ROOT, "sst.config.ts");
 export const DOMAIN = "flaplab.example.org";
+export const STAND_IN_ACCOUNT = "123456789012";
+/** The digest the docker-build Image stand-in reports. */
+export const STAND_IN_DIGEST = `sha256:${"0123456789abcdef".repeat(4)}`;
 
 const secretKeys = new Map<string, string>();
 /** The stand-in value of a key secret: a fresh Ed25519 private key per secret name, PEM. */
@@ -29,6 +32,8 @@ export class FakeOutput<T> {
     return r instanceof FakeOutput ? r : new FakeOutput(r);
   }
 }
+/** A value marked secret ($util.secret). */
+export class FakeSecret<T> extends FakeOutput<T> {}
 export const unwrap = (v: unknown): unknown => (v instanceof FakeOutput ? unwrap(v.value) : v);
 export const out = <T>(v: T): FakeOutput<unknown> => (v instanceof FakeOutput ? v : new FakeOutput(v));
 
@@ -65,7 +70,7 @@ export function installGlobals(stage: string): void {
   g["$interpolate"] = (strings: TemplateStringsArray, ...values: unknown[]) =>
     out(strings.reduce((acc, s, i) => acc + s + (i < values.length ? String(unwrap(values[i])) : ""), ""));
   g["$output"] = out;
-  g["$util"] = { all: (items: unknown[]) => out(items.map(unwrap)) };
+  g["$util"] = { all: (items: unknown[]) => out(items.map(unwrap)), secret: <T>(v: T) => new FakeSecret(unwrap(v)) };
   g["sst"] = {
     // The players' keys read as a marker; the component and ticket keys as real keys (one per
     // name), whose public halves the config derives.
@@ -105,8 +110,20 @@ export function installGlobals(stage: string): void {
       StaticSite: fake("sst.aws.StaticSite", (name) => ({ url: out(`https://${name}/`) })),
     },
   };
+  g["dockerbuild"] = { Image: fake("dockerbuild.Image", () => ({ digest: out(STAND_IN_DIGEST) })) };
   g["aws"] = {
     Provider: fake("aws.Provider"),
+    ecr: {
+      Repository: fake("aws.ecr.Repository", (_name, args) => ({
+        registryId: out(STAND_IN_ACCOUNT),
+        repositoryUrl: out(`${STAND_IN_ACCOUNT}.dkr.ecr.us-east-1.amazonaws.com/${String(args["name"])}`),
+      })),
+      getAuthorizationTokenOutput: (args: { registryId: unknown }) => ({
+        proxyEndpoint: out(`https://${String(unwrap(args.registryId))}.dkr.ecr.us-east-1.amazonaws.com`),
+        userName: out("AWS"),
+        password: out("<ecr token>"),
+      }),
+    },
     ssm: { Parameter: fake("aws.ssm.Parameter", (name) => ({ arn: out(`arn:ssm:${name}`) })) },
     lb: {
       LoadBalancer: fake("aws.lb.LoadBalancer", (name) => ({ arn: out(`arn:nlb:${name}`), dnsName: out(`${name}.elb`), zoneId: out("Z1") })),
@@ -127,7 +144,7 @@ export function installGlobals(stage: string): void {
 }
 
 export interface SstConfig {
-  app(): { name: string; home: string; providers: { aws: { region: string } } };
+  app(): { name: string; home: string; providers: { aws: { region: string }; "docker-build": string } };
   run(): Promise<Record<string, unknown>>;
 }
 let config: SstConfig;
@@ -135,7 +152,7 @@ let config: SstConfig;
 /** Loads sst.config.ts (once) with the stand-ins installed. */
 export async function loadConfig(): Promise<SstConfig> {
   // The config reads these; the tests set what they need.
-  for (const key of ["FLAPLAB_DOMAIN", "FLAPLAB_DEFAULT_REGION", "FLAPLAB_TRACING", "FLAPLAB_IMAGE"]) delete process.env[key];
+  for (const key of ["FLAPLAB_DOMAIN", "FLAPLAB_DEFAULT_REGION", "FLAPLAB_TRACING", "FLAPLAB_IMAGE", "BUILDX_BUILDER"]) delete process.env[key];
   installGlobals("monolith");
   config ??= ((await import(CONFIG)) as { default: SstConfig }).default;
   return config;
