@@ -1,4 +1,4 @@
-// pnpm bench [--quick] [--only calls,load,engine,frames,browser,overload,ticks]
+// pnpm bench [--quick] [--only calls,idle,load,engine,frames,browser,overload,ticks]
 // Prints one Markdown table per section under a machine header line, and writes
 // bench/results/latest.json (numbers) and bench/results/latest.md (the tables). With --only, the
 // sections not run keep their previous results there (each says when it was measured). --quick
@@ -24,11 +24,12 @@ import type { RunOptions, SectionResult } from "./section.js";
 import { DEFAULT_SOAK, runSoak } from "./soak.js";
 import { renderTable } from "./table.js";
 
-export const SECTION_IDS = ["calls", "load", "engine", "frames", "browser", "overload", "ticks"] as const;
+export const SECTION_IDS = ["calls", "idle", "load", "engine", "frames", "browser", "overload", "ticks"] as const;
 export type SectionId = (typeof SECTION_IDS)[number];
 
 const RUNNERS: Record<SectionId, () => Promise<(opts: RunOptions) => Promise<SectionResult>>> = {
   calls: async () => (await import("./calls.js")).runCalls,
+  idle: async () => (await import("./idle-hop.js")).runIdleHop,
   load: async () => (await import("./load.js")).runLoad,
   engine: async () => (await import("./engine.js")).runEngine,
   frames: async () => (await import("./frames.js")).runFrames,

@@ -5,7 +5,7 @@ import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 
 const BENCH = resolve(import.meta.dirname, "..");
-const SECTIONS = ["calls", "load", "engine", "frames", "browser", "overload", "ticks"];
+const SECTIONS = ["calls", "idle", "load", "engine", "frames", "browser", "overload", "ticks"];
 let out: string | undefined;
 
 afterAll(async () => {
