@@ -6,7 +6,9 @@
 // initiator or admit themselves to any game's streams. Now each component signs with its own key,
 // a credential names its callee, a key signs only for its own component, and stream tickets have a
 // key no component signs its calls with (held where the initiator and the engine run).
+import { execFile } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
+import { promisify } from "node:util";
 import { EngineService } from "@flaplab/contracts/engine/v1/engine_pb";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { MusicService, Sound } from "@flaplab/contracts/music/v1/music_pb";
@@ -66,6 +68,24 @@ describe("a component credential", () => {
       "engine→score, its own": "ok",
       "engine→score, the music credential replayed": "unauthenticated",
     });
+  });
+
+  it("replayed with curl (Connect JSON over HTTP/1.1) at another callee gets 401 unauthenticated; at its own callee it is served", async () => {
+    const forScore = await (await m.keys()).components.tokenFor("engine", "score", "mallory");
+    const curl = async (path: string, body: object): Promise<{ status: number; body: string }> => {
+      const { stdout } = await promisify(execFile)("curl", [
+        "-sS", "-X", "POST", "-H", "content-type: application/json", "-H", `authorization: Bearer ${forScore}`,
+        "-d", JSON.stringify(body), "-w", "\n%{http_code}", `${m.baseUrl}${path}`,
+      ]);
+      const cut = stdout.lastIndexOf("\n");
+      return { status: Number(stdout.slice(cut + 1)), body: stdout.slice(0, cut) };
+    };
+    const atMusic = await curl("/flaplab.music.v1.MusicService/PlayMusic", { gameId: "no-stream", sound: "SOUND_FLAP", inputSeq: 1, tick: 1 });
+    const atScore = await curl("/flaplab.score.v1.ScoreService/RecordRun", { gameId: `curl-${Date.now()}`, score: 2, ticks: 80, seed: "1" });
+    console.log(`curl: music ${atMusic.status} ${atMusic.body}; score ${atScore.status} ${atScore.body}`);
+    expect(atMusic.status).toBe(401);
+    expect(JSON.parse(atMusic.body)).toMatchObject({ code: "unauthenticated", message: "invalid token: a credential for score, not for music" });
+    expect(atScore.status).toBe(200);
   });
 
   it("signed with one component's key in another's name, or for a method players call, is refused", async () => {
