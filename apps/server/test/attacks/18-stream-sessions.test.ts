@@ -5,11 +5,11 @@
 // 503. Now a game has at most one session of each kind, a player at most 8 (a newer session
 // replaces their oldest: closed 4430), and an address at most FLAPLAB_STREAM_MAX_SESSIONS_PER_ADDRESS
 // (10 here; refused 429).
-import { InitiatorService, type StartGameResponse } from "@flaplab/contracts/initiator/v1/initiator_pb";
+import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { CloseCode } from "@flaplab/game-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { startMonolith, type Monolith } from "./credentials-harness.js";
+import { type OpenedStream, openStream, startMonolith, type Monolith } from "./credentials-harness.js";
 
 const ENV = { FLAPLAB_STREAM_MAX_SESSIONS: "24", FLAPLAB_STREAM_MAX_SESSIONS_PER_ADDRESS: "10" };
 const GAMES = 15;
@@ -28,34 +28,19 @@ afterAll(async () => {
 
 const startGame = (player: string) => m.client(InitiatorService, "connect", { authorization: `Bearer ${tokens[player]}` }).startGame({});
 
-interface Opened {
-  readonly ws: WebSocket;
-  /** Resolves with the close code (-1 when the socket ended without one). */
-  readonly closed: Promise<number>;
-}
 
-/** Opens `url?gameId&ticket` from `localAddress`: the open session, or the HTTP status it was refused with. */
-function open(url: string, game: StartGameResponse, localAddress = "127.0.0.1"): Promise<Opened | number> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${url}?${new URLSearchParams({ gameId: game.gameId, ticket: game.streamTicket })}`, { localAddress });
-    const closed = new Promise<number>((r) => ws.once("close", (code) => r(code)));
-    ws.once("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
-    ws.once("open", () => resolve({ ws, closed }));
-    ws.once("error", (err) => (ws.readyState === WebSocket.CLOSED ? undefined : reject(err)));
-  });
-}
 
-const isOpen = (o: Opened | number): o is Opened => typeof o !== "number";
+const isOpen = (o: OpenedStream | number): o is OpenedStream => typeof o !== "number";
 
 describe("one account opening the streams of game after game", () => {
-  const mine: Opened[] = [];
+  const mine: OpenedStream[] = [];
 
   it("holds at most 8 sessions (its oldest replaced, closed 4430); another player's streams still open", async () => {
     const refused: number[] = [];
     for (let i = 0; i < GAMES; i++) {
       const game = await startGame("mallory");
       for (const url of [game.engineWsUrl, game.musicWsUrl]) {
-        const o = await open(url, game);
+        const o = await openStream(url, game);
         if (isOpen(o)) mine.push(o);
         else refused.push(o);
       }
@@ -65,8 +50,8 @@ describe("one account opening the streams of game after game", () => {
     while (mine.filter((o) => o.ws.readyState === WebSocket.OPEN).length > 8 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const stillOpen = mine.filter((o) => o.ws.readyState === WebSocket.OPEN).length;
     const alice = await startGame("alice");
-    const aliceEngine = await open(alice.engineWsUrl, alice, "127.0.0.2");
-    const aliceMusic = await open(alice.musicWsUrl, alice, "127.0.0.2");
+    const aliceEngine = await openStream(alice.engineWsUrl, alice, "127.0.0.2");
+    const aliceMusic = await openStream(alice.musicWsUrl, alice, "127.0.0.2");
     console.log(
       `${GAMES} games × 2 sessions: ${mine.length} opened, ${refused.length} refused (${[...new Set(refused)].join(", ")}), ${stillOpen} still open; ` +
         `alice's engine stream: ${isOpen(aliceEngine) ? "open" : aliceEngine}, music: ${isOpen(aliceMusic) ? "open" : aliceMusic}`,
@@ -80,12 +65,12 @@ describe("one account opening the streams of game after game", () => {
 
   it("gives a game one session of each kind: a second with the same ticket is refused 409 before the upgrade", async () => {
     const game = await startGame("mallory");
-    const first = await open(game.engineWsUrl, game);
+    const first = await openStream(game.engineWsUrl, game);
     expect(isOpen(first)).toBe(true);
-    expect(await open(game.engineWsUrl, game)).toBe(409);
-    const music = await open(game.musicWsUrl, game);
+    expect(await openStream(game.engineWsUrl, game)).toBe(409);
+    const music = await openStream(game.musicWsUrl, game);
     expect(isOpen(music)).toBe(true);
-    expect(await open(game.musicWsUrl, game)).toBe(409);
+    expect(await openStream(game.musicWsUrl, game)).toBe(409);
     for (const o of [first, music]) if (isOpen(o)) mine.push(o);
   });
 
@@ -95,7 +80,7 @@ describe("one account opening the streams of game after game", () => {
     for (let i = 0; i < 4; i++) {
       const game = await startGame("eve");
       for (const url of [game.engineWsUrl, game.musicWsUrl]) {
-        const o = await open(url, game);
+        const o = await openStream(url, game);
         statuses.push(isOpen(o) ? "open" : o);
         if (isOpen(o)) mine.push(o);
       }
@@ -104,7 +89,7 @@ describe("one account opening the streams of game after game", () => {
     expect(statuses.filter((s) => s === "open")).toHaveLength(10 - before);
     expect(statuses.filter((s) => s === 429)).toHaveLength(8 - (10 - before));
     const alice = await startGame("alice");
-    expect(isOpen(await open(alice.engineWsUrl, alice, "127.0.0.2"))).toBe(true);
+    expect(isOpen(await openStream(alice.engineWsUrl, alice, "127.0.0.2"))).toBe(true);
     for (const o of mine) o.ws.close();
   });
 });

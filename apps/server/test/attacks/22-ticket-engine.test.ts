@@ -7,8 +7,7 @@
 // refused 403 before the upgrade. (The two-engine form, with Redis, is 23-ticket-engine.slow.test.ts.)
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WebSocket } from "ws";
-import { startMonolith, type Monolith } from "./credentials-harness.js";
+import { startMonolith, upgradeStatus, type Monolith } from "./credentials-harness.js";
 
 let m: Monolith;
 let token: string;
@@ -22,19 +21,6 @@ afterAll(async () => {
   await m?.stop();
 });
 
-/** 101 when the upgrade is accepted (the socket is closed at once), else the refusal's status. */
-function upgradeStatus(url: string, query: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${url}?${new URLSearchParams(query)}`);
-    ws.once("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
-    ws.once("open", () => {
-      // Closed, and the server told, before the next attempt (a game holds one session of each kind).
-      ws.once("close", () => setTimeout(() => resolve(101), 50));
-      ws.close();
-    });
-    ws.once("error", (err) => (ws.readyState === WebSocket.CLOSED ? undefined : reject(err)));
-  });
-}
 
 describe("a stream ticket", () => {
   it("opens the game stream only at the engine it names", async () => {

@@ -12,7 +12,7 @@ import { InitiatorService, type StartGameResponse } from "@flaplab/contracts/ini
 import { CloseCode } from "@flaplab/game-stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
-import { startMonolith, type Monolith, until } from "./credentials-harness.js";
+import { type OpenedStream, openStream, startMonolith, type Monolith, until } from "./credentials-harness.js";
 
 const PER_PLAYER = 3;
 const PER_ADDRESS = 4;
@@ -40,24 +40,12 @@ afterAll(async () => {
 
 const startGame = (player: string) => m.client(InitiatorService, "connect", { authorization: `Bearer ${tokens[player]}` }).startGame({});
 
-interface Opened {
-  readonly ws: WebSocket;
-  /** Resolves with the close code. */
-  readonly closed: Promise<number>;
-}
+
 
 /** Opens the game's engine stream from `localAddress`: the open session, or the HTTP status it was refused with. */
-function open(game: StartGameResponse, localAddress: string): Promise<Opened | number> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${game.engineWsUrl}?${new URLSearchParams({ gameId: game.gameId, ticket: game.streamTicket })}`, { localAddress });
-    const closed = new Promise<number>((r) => ws.once("close", (code) => r(code)));
-    ws.once("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
-    ws.once("open", () => resolve({ ws, closed }));
-    ws.once("error", (err) => (ws.readyState === WebSocket.CLOSED ? undefined : reject(err)));
-  });
-}
+const open = (game: StartGameResponse, localAddress: string) => openStream(game.engineWsUrl, game, localAddress);
 
-function opened(o: Opened | number): Opened {
+function opened(o: OpenedStream | number): OpenedStream {
   if (typeof o === "number") throw new Error(`the engine stream was refused with ${o}`);
   return o;
 }
@@ -65,11 +53,11 @@ function opened(o: Opened | number): Opened {
 const handed = () => m.server.shards!.stats().reduce((a, s) => a + s.handed, 0);
 /** Sessions open in the shards, as the group counts them. */
 const inShards = () => m.server.shards!.stats().reduce((a, s) => a + s.sessions, 0);
-const isOpen = (o: Opened) => o.ws.readyState === WebSocket.OPEN;
+const isOpen = (o: OpenedStream) => o.ws.readyState === WebSocket.OPEN;
 
 describe("engine streams played in a shard count in the group's shares", () => {
-  const mallory: Opened[] = [];
-  const held: Opened[] = [];
+  const mallory: OpenedStream[] = [];
+  const held: OpenedStream[] = [];
 
   it(`one player holds at most ${PER_PLAYER}: each newer session closes their oldest, in the shard, with 4430`, async () => {
     const before = handed();
@@ -129,7 +117,7 @@ describe("engine streams played in a shard count in the group's shares", () => {
     await until(() => inShards() === 0, 5000, "the dead shard's sessions to be released");
     await until(() => m.server.shards!.stats()[0]!.restarts === 1 && m.server.shards!.stats()[0]!.pid !== victim.pid, 20_000, "the shard to start again");
     // Eve and trudy's address and mallory's share are free again.
-    const again: Opened[] = [];
+    const again: OpenedStream[] = [];
     for (const [player, address] of [["eve", "127.0.3.1"], ["eve", "127.0.3.1"], ["trudy", "127.0.3.1"], ["trudy", "127.0.3.1"], ["mallory", "127.0.1.1"]] as const) {
       again.push(opened(await open(await startGame(player), address)));
     }

@@ -15,45 +15,22 @@ import { MusicService, Sound } from "@flaplab/contracts/music/v1/music_pb";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
 import { createServiceSigner, createStreamTicketSigner, loadAllComponentKeys } from "@flaplab/identity";
 import { generateWorld } from "@flaplab/worldgen";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { WebSocket } from "ws";
-import { outcome, startMonolith, type Monolith } from "./credentials-harness.js";
+import { describe, expect, it } from "vitest";
+import { monolithWithPlayer, outcome, upgradeStatus } from "./credentials-harness.js";
 
-let m: Monolith;
-let token: string;
-
-beforeAll(async () => {
-  m = await startMonolith();
-  token = await m.register("mallory");
-}, 60_000);
-
-afterAll(async () => {
-  await m?.stop();
-});
+const t = monolithWithPlayer("mallory");
 
 const bearer = (credential: string) => ({ authorization: `Bearer ${credential}` });
 
-/** 101 when the upgrade is accepted (the socket is closed at once), else the refusal's status. */
-function upgradeStatus(url: string, query: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`${url}?${new URLSearchParams(query)}`);
-    ws.once("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
-    ws.once("open", () => {
-      ws.once("close", () => setTimeout(() => resolve(101), 50));
-      ws.close();
-    });
-    ws.once("error", (err) => (ws.readyState === WebSocket.CLOSED ? undefined : reject(err)));
-  });
-}
 
 describe("a component credential", () => {
   it("is good only at the callee it names: the engine's credential for score is refused at music, and back", async () => {
-    const { components } = await m.keys();
+    const { components } = await t.m.keys();
     // What the engine sends with RecordRun and with PlayMusic (on the call graph both).
     const forScore = await components.tokenFor("engine", "score", "mallory");
     const forMusic = await components.tokenFor("engine", "music", "mallory");
-    const playMusic = (credential: string) => m.client(MusicService, "grpc", bearer(credential)).playMusic({ gameId: "no-stream", sound: Sound.FLAP, inputSeq: 1, tick: 1 });
-    const recordRun = (credential: string) => m.client(ScoreService, "connect", bearer(credential)).recordRun({ gameId: `r-${Date.now()}`, score: 1, ticks: 40, seed: 1n });
+    const playMusic = (credential: string) => t.m.client(MusicService, "grpc", bearer(credential)).playMusic({ gameId: "no-stream", sound: Sound.FLAP, inputSeq: 1, tick: 1 });
+    const recordRun = (credential: string) => t.m.client(ScoreService, "connect", bearer(credential)).recordRun({ gameId: `r-${Date.now()}`, score: 1, ticks: 40, seed: 1n });
     const got = {
       "engine→music, its own": await outcome(playMusic(forMusic)),
       "engine→music, the score credential replayed": await outcome(playMusic(forScore)),
@@ -71,11 +48,11 @@ describe("a component credential", () => {
   });
 
   it("replayed with curl (Connect JSON over HTTP/1.1) at another callee gets 401 unauthenticated; at its own callee it is served", async () => {
-    const forScore = await (await m.keys()).components.tokenFor("engine", "score", "mallory");
+    const forScore = await (await t.m.keys()).components.tokenFor("engine", "score", "mallory");
     const curl = async (path: string, body: object): Promise<{ status: number; body: string }> => {
       const { stdout } = await promisify(execFile)("curl", [
         "-sS", "-X", "POST", "-H", "content-type: application/json", "-H", `authorization: Bearer ${forScore}`,
-        "-d", JSON.stringify(body), "-w", "\n%{http_code}", `${m.baseUrl}${path}`,
+        "-d", JSON.stringify(body), "-w", "\n%{http_code}", `${t.m.baseUrl}${path}`,
       ]);
       const cut = stdout.lastIndexOf("\n");
       return { status: Number(stdout.slice(cut + 1)), body: stdout.slice(0, cut) };
@@ -89,18 +66,18 @@ describe("a component credential", () => {
   });
 
   it("signed with one component's key in another's name, or for a method players call, is refused", async () => {
-    const keys = await loadAllComponentKeys(m.dir);
+    const keys = await loadAllComponentKeys(t.m.dir);
     // Someone holding only music's key, posing as the initiator (which may start games): a
     // credential that names the initiator, signed with music's key (its kid music's).
     const posing = await createServiceSigner({ keys: new Map([["initiator", keys.signing.get("music")!.privateKey]]) }).tokenFor("initiator", "engine", "mallory");
     const world = generateWorld(6977347407732442987n, { width: 480, height: 640 });
     const startGame = (credential: string) =>
-      m.client(EngineService, "connect", bearer(credential)).startGame({ gameId: `g-${Date.now()}`, world, bird: { width: 34, height: 24 } });
+      t.m.client(EngineService, "connect", bearer(credential)).startGame({ gameId: `g-${Date.now()}`, world, bird: { width: 34, height: 24 } });
     // The engine's own key, for a method of players (the initiator's StartGame): no component calls it.
     const asEngine = await createServiceSigner({ keys: new Map([["engine", keys.signing.get("engine")!.privateKey]]) }).tokenFor("engine", "initiator", "mallory");
     const got = {
       posing: await outcome(startGame(posing)),
-      playersMethod: await outcome(m.client(InitiatorService, "connect", bearer(asEngine)).startGame({})),
+      playersMethod: await outcome(t.m.client(InitiatorService, "connect", bearer(asEngine)).startGame({})),
     };
     console.log(`forged component credentials: ${JSON.stringify(got)}`);
     expect(got).toEqual({ posing: "unauthenticated", playersMethod: "permission_denied" });
@@ -109,10 +86,10 @@ describe("a component credential", () => {
 
 describe("a stream ticket", () => {
   it("is made only with the stream-ticket key: a component's key or credential opens no stream", async () => {
-    const game = await m.client(InitiatorService, "connect", bearer(token)).startGame({});
-    const keys = await loadAllComponentKeys(m.dir);
+    const game = await t.m.client(InitiatorService, "connect", bearer(t.token)).startGame({});
+    const keys = await loadAllComponentKeys(t.m.dir);
     const withMusicKey = (await createStreamTicketSigner({ privateKey: keys.signing.get("music")!.privateKey }).sign(game.gameId, "mallory", "monolith")).ticket;
-    const credential = await (await m.keys()).components.tokenFor("initiator", "engine", "mallory");
+    const credential = await (await t.m.keys()).components.tokenFor("initiator", "engine", "mallory");
     const stranger = (await createStreamTicketSigner({ privateKey: generateKeyPairSync("ed25519").privateKey }).sign(game.gameId, "mallory", "monolith")).ticket;
     const statuses = {
       own: await upgradeStatus(game.engineWsUrl, { gameId: game.gameId, ticket: game.streamTicket }),

@@ -8,7 +8,9 @@ import type { HostLimits } from "@flaplab/host";
 import { openLocalIdentity, type ServiceSigner, type StreamTicketSigner } from "@flaplab/identity";
 import { loadTopology } from "@flaplab/runtime";
 import { pino } from "pino";
+import type { StartGameResponse } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { afterAll, beforeAll } from "vitest";
+import { WebSocket } from "ws";
 import { startServer, type RunningServer } from "../../src/server.js";
 import { topologyOnFreePorts } from "../helpers.js";
 
@@ -122,4 +124,36 @@ export async function until(done: () => boolean | Promise<boolean>, withinMs: nu
     await new Promise((r) => setTimeout(r, 20));
   }
   return Date.now() - t0;
+}
+
+/** A game stream session opened by `openStream`. */
+export interface OpenedStream {
+  readonly ws: WebSocket;
+  /** Resolves with the close code. */
+  readonly closed: Promise<number>;
+}
+
+/** Opens `url?gameId&ticket` of `game` from `localAddress`: the open session, or the HTTP status it was refused with. */
+export function openStream(url: string, game: StartGameResponse, localAddress = "127.0.0.1"): Promise<OpenedStream | number> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`${url}?${new URLSearchParams({ gameId: game.gameId, ticket: game.streamTicket })}`, { localAddress });
+    const closed = new Promise<number>((r) => ws.once("close", (code) => r(code)));
+    ws.once("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+    ws.once("open", () => resolve({ ws, closed }));
+    ws.once("error", (err) => (ws.readyState === WebSocket.CLOSED ? undefined : reject(err)));
+  });
+}
+
+/** 101 when the upgrade of `url?query` is accepted (the socket is then closed, and the server told, before this resolves), else the refusal's status. */
+export function upgradeStatus(url: string, query: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`${url}?${new URLSearchParams(query)}`);
+    ws.once("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+    ws.once("open", () => {
+      // Closed, and the server told, before the next attempt (a game holds one session of each kind).
+      ws.once("close", () => setTimeout(() => resolve(101), 50));
+      ws.close();
+    });
+    ws.once("error", (err) => (ws.readyState === WebSocket.CLOSED ? undefined : reject(err)));
+  });
 }
