@@ -19,8 +19,7 @@ import {
   worldGenFor,
 } from "./rpc-fixture.js";
 import { existsSync } from "node:fs";
-import type { GhzReport } from "@flaplab/testkit/ghz";
-import { GHZ, runGhz } from "./overload.js";
+import { GHZ, okLatencies, runGhz } from "./overload.js";
 import type { CpuSample, RpcServerPorts } from "./rpc-server.js";
 import { type GoalResult, metText, type RunOptions, type SectionResult } from "./section.js";
 import { count, ratio, sig } from "./table.js";
@@ -87,13 +86,6 @@ export const NET_P99_GOAL_US = 1000;
 export const SERVER_CPU_GOAL_US = 250;
 /** FlappyGo's Go gRPC over TLS p99 on this machine type: quoted reference, not measured here. */
 export const NET_P99_REFERENCE_US: readonly [number, number] = [660, 924];
-
-/** ghz's per-call latencies (ns) of the calls that succeeded. */
-function okLatencies(report: GhzReport): Hist {
-  const h = new Hist();
-  for (const d of report.details ?? []) if (d.status === "OK") h.record(d.latency);
-  return h;
-}
 
 export async function runCalls(opts: RunOptions): Promise<SectionResult> {
   const started = performance.now();

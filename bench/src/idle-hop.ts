@@ -11,8 +11,8 @@ import { createInterface } from "node:readline";
 import type { GhzReport } from "@flaplab/testkit/ghz";
 import { type Child, spawned, startChild } from "./child.js";
 import { buildGoProgram, goUnavailable } from "./go-build.js";
-import { Hist } from "./hist.js";
-import { GHZ, runGhz } from "./overload.js";
+import { scale } from "./hist.js";
+import { GHZ, okLatencies, runGhz } from "./overload.js";
 import { benchKeys } from "./rpc-fixture.js";
 import type { RpcServerPorts } from "./rpc-server.js";
 import { type GoalResult, metText, type RunOptions, type SectionResult } from "./section.js";
@@ -78,9 +78,8 @@ async function startGoReference(binary: string): Promise<{ port: number; pid: nu
 }
 
 function summarize(report: GhzReport): { calls: number; p50: number | null; p99: number | null } {
-  const h = new Hist();
-  for (const d of report.details ?? []) if (d.status === "OK") h.record(d.latency / 1000);
-  return { calls: h.samples, p50: h.at(50), p99: h.at(99) };
+  const us = scale(okLatencies(report).summary(), 1000);
+  return { calls: us.samples, p50: us.p50, p99: us.p99 };
 }
 
 const median = (values: readonly number[]): number | null => {

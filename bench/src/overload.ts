@@ -224,6 +224,13 @@ async function closedLoop(baseUrl: string, headers: Record<string, string>, ms: 
   return done / (ms / 1000);
 }
 
+/** The latencies (ns) of a ghz run's calls that answered OK. */
+export function okLatencies(report: GhzReport): Hist {
+  const h = new Hist();
+  for (const d of report.details ?? []) if (d.status === "OK") h.record(d.latency);
+  return h;
+}
+
 export async function runGhz(args: readonly string[], address: string, token: string, loadMs: number): Promise<GhzReport> {
   return ghzGenerateWorld({ address, token, args, gameId: "bench-game", seed: EASY_SEED, timeoutMs: loadMs + 90_000 });
 }

@@ -3,7 +3,7 @@
 // (packages/identity's loadComponentKeys), with real keys standing in for the stage's secrets.
 import { generateKeyPairSync } from "node:crypto";
 import { COMPONENT_NAMES } from "@flaplab/component";
-import { createServiceSigner, createVerifier, hasPrivateKey, loadComponentKeys } from "@flaplab/identity";
+import { createServiceSigner, createVerifier, hasPrivateKey, loadComponentKeys, signingKeysOf, verifyingKeysOf } from "@flaplab/identity";
 import { loadTopology } from "@flaplab/runtime";
 import { describe, expect, it } from "vitest";
 import { CALL_GRAPH, componentKeyEnv, ENV, planDeployment, publicKeyPemOf, type SecretName, stageTopology } from "../src/index.js";
@@ -55,8 +55,8 @@ describe("the component keys of each cloud service", () => {
       for (const callee of CALL_GRAPH[caller]) {
         const from = loaded.get(caller)!;
         const to = loaded.get(callee)!;
-        const token = await createServiceSigner({ keys: new Map([...from.signing].map(([c, k]) => [c, k.privateKey])) }).tokenFor(caller, callee, "alice");
-        const verifier = createVerifier({ publicKey: generateKeyPairSync("ed25519").publicKey, componentKeys: new Map([...to.verifying].map(([c, k]) => [c, k.publicKey])) });
+        const token = await createServiceSigner({ keys: signingKeysOf(from) }).tokenFor(caller, callee, "alice");
+        const verifier = createVerifier({ publicKey: generateKeyPairSync("ed25519").publicKey, componentKeys: verifyingKeysOf(to) });
         await expect(verifier.verify(token), `${caller}→${callee}`).resolves.toMatchObject({ service: caller, callee });
       }
     }

@@ -1,4 +1,3 @@
-import type { KeyObject } from "node:crypto";
 import { once } from "node:events";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { join } from "node:path";
@@ -12,10 +11,9 @@ import {
   createVerifier,
   loadComponentKeys,
   loadKeys,
-  type KeyMaterial,
-  type PublicKeyMaterial,
+  signingKeysOf,
+  verifyingKeysOf,
 } from "@flaplab/identity";
-import type { ComponentName } from "@flaplab/component";
 import { createCallLogger, createRuntime, parseAddress, pinoCallLog, type Runtime, type Topology } from "@flaplab/runtime";
 import type { Tracing } from "@flaplab/tracing";
 import { pino, type Logger } from "pino";
@@ -68,7 +66,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // Each component's own key signs its calls; every component's public key checks who calls; the
   // stream-ticket key is held only by the components that issue or admit streams.
   const componentKeys = await loadComponentKeys({ components, dataDir });
-  const verifier = createVerifier({ publicKey: keys.publicKey, componentKeys: publicKeysOf(componentKeys.verifying) });
+  const verifier = createVerifier({ publicKey: keys.publicKey, componentKeys: verifyingKeysOf(componentKeys) });
   const callLogFile = callLogPath(dataDir, topology.name, group);
   // Asynchronous, but unbuffered: a game's records are on disk moments after its calls.
   const destination = pino.destination({ dest: callLogFile, mkdir: true, sync: false });
@@ -79,7 +77,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     topology,
     group,
     verifier,
-    serviceSigner: createServiceSigner({ keys: privateKeysOf(componentKeys.signing) }),
+    serviceSigner: createServiceSigner({ keys: signingKeysOf(componentKeys) }),
     callLog: pinoCallLog(createCallLogger(destination)),
     tracer: opts.tracing?.tracer,
   });
@@ -174,16 +172,6 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       return stopping;
     },
   };
-}
-
-/** The public halves of loaded keys, by component. */
-function publicKeysOf(keys: ReadonlyMap<ComponentName, PublicKeyMaterial>): Map<ComponentName, KeyObject> {
-  return new Map([...keys].map(([component, k]) => [component, k.publicKey]));
-}
-
-/** The private halves of loaded keys, by component. */
-function privateKeysOf(keys: ReadonlyMap<ComponentName, KeyMaterial>): Map<ComponentName, KeyObject> {
-  return new Map([...keys].map(([component, k]) => [component, k.privateKey]));
 }
 
 /** A group without a stream component holds no ticket key: it admits no stream. */

@@ -1,3 +1,4 @@
+import type { KeyObject } from "node:crypto";
 import { join } from "node:path";
 import { COMPONENT_NAMES, type ComponentName } from "@flaplab/component";
 import {
@@ -186,4 +187,14 @@ async function componentKeysFromFiles(components: readonly ComponentName[], data
 export async function loadAllComponentKeys(dataDir: string): Promise<ComponentKeys & { readonly tickets: KeyMaterial }> {
   const keys = await componentKeysFromFiles([...COMPONENT_NAMES], dataDir);
   return { ...keys, tickets: keys.tickets as KeyMaterial };
+}
+
+/** The private keys of the components a process runs, as `createServiceSigner` takes them. */
+export function signingKeysOf(keys: ComponentKeys): Map<ComponentName, KeyObject> {
+  return new Map([...keys.signing].map(([component, k]) => [component, k.privateKey]));
+}
+
+/** The public keys a process checks component credentials with, as `createVerifier` takes them. */
+export function verifyingKeysOf(keys: ComponentKeys): Map<ComponentName, KeyObject> {
+  return new Map([...keys.verifying].map(([component, k]) => [component, k.publicKey]));
 }

@@ -20,10 +20,12 @@ export {
   loadAllComponentKeys,
   loadComponentKeys,
   RETIRED_SERVICE_KEY_ENV,
+  signingKeysOf,
   TICKET_KEY_FILES,
   TICKET_PRIVATE_KEY_ENV,
   TICKET_PUBLIC_KEY_ENV,
   ticketKeyNeed,
+  verifyingKeysOf,
 } from "./component-keys.js";
 export type { ComponentKeys, LoadComponentKeysOptions } from "./component-keys.js";
 export {

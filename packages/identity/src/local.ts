@@ -1,6 +1,6 @@
 import { generateKeyPairSync, type KeyObject } from "node:crypto";
 import { COMPONENT_NAMES, type ComponentName } from "@flaplab/component";
-import { loadAllComponentKeys } from "./component-keys.js";
+import { loadAllComponentKeys, signingKeysOf, verifyingKeysOf } from "./component-keys.js";
 import { loadOrCreateKeys } from "./keys.js";
 import { createStreamTicketSigner, type StreamTicketSigner } from "./stream-tickets.js";
 import { createServiceSigner, createSigner, createVerifier, type ServiceSigner, type Signer, type Verifier } from "./tokens.js";
@@ -28,8 +28,8 @@ export async function openLocalIdentity(dir: string): Promise<LocalIdentity> {
   const components = await loadAllComponentKeys(dir);
   return {
     signer: createSigner({ privateKey: keys.privateKey }),
-    serviceSigner: createServiceSigner({ keys: new Map([...components.signing].map(([c, k]) => [c, k.privateKey])) }),
-    verifier: createVerifier({ publicKey: keys.publicKey, componentKeys: new Map([...components.verifying].map(([c, k]) => [c, k.publicKey])) }),
+    serviceSigner: createServiceSigner({ keys: signingKeysOf(components) }),
+    verifier: createVerifier({ publicKey: keys.publicKey, componentKeys: verifyingKeysOf(components) }),
     tickets: createStreamTicketSigner({ privateKey: components.tickets.privateKey }),
   };
 }
