@@ -2,7 +2,9 @@
 // here wrote) calls FlapLab's world generator (the host, runtime and worldgen component of a
 // microservices worldgen process) and a minimal Go gRPC world generator (bench/go-worldgen-server:
 // grpc-go and FlappyGo's generator), back to back and at 30 calls/s (one per 33 ms tick, both
-// processes idle in between), the two servers in turn, round after round, in one run.
+// processes idle in between), the servers in turn, round after round, in one run. A third server,
+// node:http2 answering a pre-encoded world (h2-floor-server.ts), is Node's floor: what the same hop
+// costs Node with no per-call work of FlapLab's.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile } from "node:fs/promises";
@@ -18,6 +20,9 @@ import type { RpcServerPorts } from "./rpc-server.js";
 import { type GoalResult, metText, type RunOptions, type SectionResult } from "./section.js";
 import { sig } from "./table.js";
 
+const SERVERS: readonly Server[] = ["flaplab", "go", "node-floor"];
+const LABELS: Record<Server, string> = { go: "Go reference (grpc-go)", flaplab: "FlapLab worldgen (Node)", "node-floor": "Node's floor (node:http2, no per-call work)" };
+
 /** Calls per tick: the study's pace. */
 export const IDLE_GAP_MS = 33;
 const FULL = { warm: 2000, rounds: 3, backToBack: 3000, paced: 300 };
@@ -26,7 +31,7 @@ const QUICK = { warm: 50, rounds: 1, backToBack: 50, paced: 10 };
 export const IDLE_P50_GOAL = 1.1;
 export const IDLE_P99_GOAL = 1.5;
 
-export type Server = "flaplab" | "go";
+export type Server = "flaplab" | "go" | "node-floor";
 export type Pace = "back-to-back" | "paced";
 
 /** One server at one pace in one round: ghz's OK latencies (µs) and the server's CPU per call. */
@@ -49,19 +54,19 @@ async function processCpuUs(pid: number): Promise<number | null> {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
-/** The Go reference: started, its port read from its first line; stopped by closing its stdin. */
-async function startGoReference(binary: string): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
-  const proc: ChildProcess = spawn(binary, ["-addr", "127.0.0.1:0"], { stdio: ["pipe", "pipe", "inherit"] });
+/** A reference server (the Go one, Node's floor): started, its port read from its first line; stopped by closing its stdin. */
+async function startReference(what: string, command: string, args: readonly string[]): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
+  const proc: ChildProcess = spawn(command, args, { stdio: ["pipe", "pipe", "inherit"] });
   await spawned(proc);
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error("the Go world generator did not say where it listens within 10 s")), 10_000);
+    const timer = setTimeout(() => reject(new Error(`${what} did not say where it listens within 10 s`)), 10_000);
     createInterface({ input: proc.stdout! }).once("line", (line) => {
       clearTimeout(timer);
       const m = /^listening (\d+)$/.exec(line);
       if (m) resolve(Number(m[1]));
-      else reject(new Error(`the Go world generator said "${line}"`));
+      else reject(new Error(`${what} said "${line}"`));
     });
-    proc.once("exit", (code) => reject(new Error(`the Go world generator exited (${code})`)));
+    proc.once("exit", (code) => reject(new Error(`${what} exited (${code})`)));
   });
   return {
     port,
@@ -92,12 +97,12 @@ const spread = (values: readonly number[]): string =>
   values.length === 0 ? "–" : values.length === 1 ? sig(values[0]) : `${sig(median(values))} (${sig(Math.min(...values))}–${sig(Math.max(...values))})`;
 const numbers = (xs: readonly (number | null)[]): number[] => xs.filter((x): x is number => x !== null);
 
-/** Each round's FlapLab ÷ Go ratio of `key` at `pace`. */
-export function roundRatios(ms: readonly IdleMeasurement[], pace: Pace, key: "p50" | "p99"): number[] {
+/** Each round's ratio of `key` at `pace`: `server` ÷ `base` (FlapLab ÷ Go unless told). */
+export function roundRatios(ms: readonly IdleMeasurement[], pace: Pace, key: "p50" | "p99", server: Server = "flaplab", base: Server = "go"): number[] {
   const out: number[] = [];
   for (const round of new Set(ms.map((m) => m.round))) {
-    const f = ms.find((m) => m.round === round && m.pace === pace && m.server === "flaplab")?.[key];
-    const g = ms.find((m) => m.round === round && m.pace === pace && m.server === "go")?.[key];
+    const f = ms.find((m) => m.round === round && m.pace === pace && m.server === server)?.[key];
+    const g = ms.find((m) => m.round === round && m.pace === pace && m.server === base)?.[key];
     if (f != null && g != null && g > 0) out.push(f / g);
   }
   return out;
@@ -115,21 +120,24 @@ export async function runIdleHop(opts: RunOptions): Promise<SectionResult> {
   const dir = await mkdtemp(join(opts.workDir, "idle-"));
   const token = await (await benchKeys(dir)).callerToken();
   let flaplab: Child | undefined;
-  let go: Awaited<ReturnType<typeof startGoReference>> | undefined;
+  let go: Awaited<ReturnType<typeof startReference>> | undefined;
+  let floor: Awaited<ReturnType<typeof startReference>> | undefined;
   const measurements: IdleMeasurement[] = [];
   try {
     flaplab = await startChild("rpc-server.ts");
     const ports = await flaplab.request<RpcServerPorts>({ type: "start", keysDir: dir });
-    go = await startGoReference(binary);
+    go = await startReference("the Go world generator", binary, ["-addr", "127.0.0.1:0"]);
+    floor = await startReference("Node's HTTP/2 floor", process.execPath, ["--import", "tsx", join(import.meta.dirname, "h2-floor-server.ts")]);
     const servers: Record<Server, { address: string; pid: number }> = {
       flaplab: { address: `127.0.0.1:${ports.worldgen}`, pid: flaplab.pid },
       go: { address: `127.0.0.1:${go.port}`, pid: go.pid },
+      "node-floor": { address: `127.0.0.1:${floor.port}`, pid: floor.pid },
     };
     const ghz = (server: Server, args: string[], loadMs: number) => runGhz(["--concurrency=1", ...args], servers[server].address, token, loadMs);
-    for (const server of ["flaplab", "go"] as const) await ghz(server, ["-n", String(budget.warm)], 120_000);
+    for (const server of SERVERS) await ghz(server, ["-n", String(budget.warm)], 120_000);
     for (let round = 1; round <= budget.rounds; round++) {
-      // The servers in turn, the first one alternating, so that a slow spell of the machine falls on both.
-      const order: Server[] = round % 2 ? ["flaplab", "go"] : ["go", "flaplab"];
+      // The servers in turn, the order rotating, so that a slow spell of the machine falls on each.
+      const order = SERVERS.map((_, i) => SERVERS[(i + round - 1) % SERVERS.length]!);
       for (const server of order) {
         for (const pace of ["back-to-back", "paced"] as const) {
           const args = pace === "paced" ? [`--rps=${Math.round(1000 / IDLE_GAP_MS)}`, "-n", String(budget.paced)] : ["-n", String(budget.backToBack)];
@@ -145,21 +153,31 @@ export async function runIdleHop(opts: RunOptions): Promise<SectionResult> {
     }
   } finally {
     await go?.stop();
+    await floor?.stop();
     await flaplab?.stop();
   }
 
   const rows: string[][] = [];
   for (const pace of ["back-to-back", "paced"] as const) {
-    for (const server of ["go", "flaplab"] as const) {
+    for (const server of ["go", "node-floor", "flaplab"] as const) {
       const ms = measurements.filter((m) => m.pace === pace && m.server === server);
-      const label = server === "go" ? "Go reference (grpc-go)" : "FlapLab worldgen (Node)";
-      const ratioCells =
-        server === "go" ? ["1", "1"] : [spread(roundRatios(measurements, pace, "p50")), spread(roundRatios(measurements, pace, "p99"))];
-      rows.push([pace === "paced" ? `one call per ${IDLE_GAP_MS} ms` : "back to back", label, spread(numbers(ms.map((m) => m.p50))), spread(numbers(ms.map((m) => m.p99))), spread(numbers(ms.map((m) => m.cpuUsPerCall))), ...ratioCells]);
+      const ratio = (key: "p50" | "p99", base: Server): string => (server === base ? "1" : spread(roundRatios(measurements, pace, key, server, base)));
+      const floorCell = server === "go" ? "–" : ratio("p50", "node-floor");
+      rows.push([
+        pace === "paced" ? `one call per ${IDLE_GAP_MS} ms` : "back to back",
+        LABELS[server],
+        spread(numbers(ms.map((m) => m.p50))),
+        spread(numbers(ms.map((m) => m.p99))),
+        spread(numbers(ms.map((m) => m.cpuUsPerCall))),
+        ratio("p50", "go"),
+        ratio("p99", "go"),
+        floorCell,
+      ]);
     }
   }
   const pacedP50 = median(roundRatios(measurements, "paced", "p50"));
   const pacedP99 = median(roundRatios(measurements, "paced", "p99"));
+  const floorP50 = median(roundRatios(measurements, "paced", "p50", "node-floor", "go"));
   const judged = !opts.quick;
   const goals: GoalResult[] = [
     {
@@ -179,14 +197,15 @@ export async function runIdleHop(opts: RunOptions): Promise<SectionResult> {
     id: "idle",
     title,
     table: {
-      headers: ["pace", "server", "p50 µs", "p99 µs", "server CPU µs/call", "p50 ÷ Go", "p99 ÷ Go"],
+      headers: ["pace", "server", "p50 µs", "p99 µs", "server CPU µs/call", "p50 ÷ Go", "p99 ÷ Go", "p50 ÷ Node's floor"],
       rows,
     },
     notes: [
       `ghz (grpc-go) on one connection, one call at a time, the GenerateWorld request of the study (480×640, one seed); ${budget.warm} back-to-back calls warm each server first. Each round: ${budget.backToBack} calls back to back, then ${budget.paced} at ${Math.round(1000 / IDLE_GAP_MS)} calls/s, on each server in turn (the first one alternating); ${budget.rounds} round(s). Cells: the median of the rounds (their range); ratios are FlapLab ÷ Go within each round.`,
-      "FlapLab: the world generator behind the host and runtime, as a microservices worldgen process runs it (token checked, call logged). Go: bench/go-worldgen-server, grpc-go with FlappyGo's generator and no credential check.",
+      "FlapLab: the world generator behind the host and runtime, as a microservices worldgen process runs it (token checked, call logged). Go: bench/go-worldgen-server, grpc-go with FlappyGo's generator and no credential check. Node's floor: node:http2's stream API answering every call with the same world encoded once (bench/src/h2-floor-server.ts), no per-call work: the part of FlapLab's figure that is Node's own, which no change in FlapLab removes.",
       `Server CPU: the process's user + system time from /proc over the run ÷ calls. At a game's pace both servers spend several times their back-to-back CPU per call: their work runs on cold caches after 33 ms asleep (bench/README.md, "A hop at a game's pace").`,
       ...goals.map((g) => `Goal: ${g.goal}: ${g.measured}, ${metText(g.met)}.`),
+      `Node's floor at a game's pace: p50 ${sig(floorP50)}× Go's; FlapLab ${sig(median(roundRatios(measurements, "paced", "p50", "flaplab", "node-floor")))}× the floor.`,
     ],
     goals,
     data: { measurements },

@@ -19,6 +19,7 @@ export const authComponent = defineComponent({
   name: "auth",
   service: AuthService,
   publicMethods: ["Register", "Login"],
+  calls: [],
 });
 
 export interface PasswordPolicy {

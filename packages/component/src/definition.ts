@@ -29,6 +29,13 @@ export interface ComponentDefinition<S extends DescService = DescService> {
    * with PermissionDenied. An internal method not listed here takes any component.
    */
   readonly callers: Readonly<Record<string, readonly ComponentName[]>>;
+  /**
+   * The components this one calls, when declared (`[]`: none). A component that calls nobody is
+   * served without a call context (nothing it does would read one), which in a process of such
+   * components keeps AsyncLocalStorage's promise hooks off; the runtime refuses it a client.
+   * Undeclared: it may call any component.
+   */
+  readonly calls: readonly ComponentName[] | undefined;
 }
 
 export function defineComponent<S extends DescService>(def: {
@@ -37,6 +44,7 @@ export function defineComponent<S extends DescService>(def: {
   publicMethods?: readonly string[];
   internalMethods?: readonly string[];
   callers?: Readonly<Record<string, readonly ComponentName[]>>;
+  calls?: readonly ComponentName[];
 }): ComponentDefinition<S> {
   const publicMethods = def.publicMethods ?? [];
   const internalMethods = def.internalMethods ?? [];
@@ -53,5 +61,8 @@ export function defineComponent<S extends DescService>(def: {
   for (const m of Object.keys(callers)) {
     if (!internalMethods.includes(m)) throw new Error(`component ${def.name}: callers of ${m} are given, but ${m} is not internal`);
   }
-  return { name: def.name, service: def.service, publicMethods, internalMethods, callers };
+  for (const c of def.calls ?? []) {
+    if (!isComponentName(c)) throw new Error(`component ${def.name}: calls ${String(c)}, which is not a component`);
+  }
+  return { name: def.name, service: def.service, publicMethods, internalMethods, callers, calls: def.calls };
 }

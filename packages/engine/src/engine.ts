@@ -22,6 +22,7 @@ export const engineComponent = defineComponent({
   internalMethods: ["StartGame", "HandleInput", "ResumeGame"],
   // The initiator places games. HandleInput (the RPC form of a key press) has no caller in the call graph: any component may.
   callers: { StartGame: ["initiator"], ResumeGame: ["initiator"] },
+  calls: ["music", "score"],
 });
 
 /** Largest world accepted, in pipes: what the world generator makes (100, as FlappyGo's worlds). */

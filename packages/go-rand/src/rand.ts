@@ -28,8 +28,9 @@ function seedrand(x: number): number {
   const A = 48271;
   const Q = 44488;
   const R = 3399;
-  const hi = Math.trunc(x / Q);
-  const lo = x % Q;
+  // x < 2**31: integer division and a product below 2**31, which V8 keeps in int32 arithmetic.
+  const hi = (x / Q) | 0;
+  const lo = x - hi * Q;
   let next = A * lo - R * hi;
   if (next < 0) next += INT32_MAX;
   return next;

@@ -38,6 +38,9 @@ export function mediaTypeOf(contentType: string): string {
   return (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
 }
 
+/** parseTimeout's answer for a call without a grpc-timeout header. */
+const NO_TIMEOUT: ReturnType<typeof parseGrpcTimeout> = { timeoutMs: undefined };
+
 const CONTENT_TYPE = { binary: "application/proto", json: "application/json" } as const;
 
 /**
@@ -72,7 +75,7 @@ export async function serveGrpcUnary(
   shutdownSignal: AbortSignal,
 ): Promise<void> {
   const rawTimeout = req.headers["grpc-timeout"];
-  const timeout = parseGrpcTimeout(Array.isArray(rawTimeout) ? rawTimeout[0] ?? null : rawTimeout ?? null, Number.MAX_SAFE_INTEGER);
+  const timeout = rawTimeout === undefined ? NO_TIMEOUT : parseGrpcTimeout(Array.isArray(rawTimeout) ? rawTimeout[0] ?? null : rawTimeout, Number.MAX_SAFE_INTEGER);
   const ctx = new ServerCallContext("grpc", method, req, res, timeout.timeoutMs, values, shutdownSignal);
   let out: Uint8Array | undefined;
   let error: ConnectError | undefined;
@@ -98,13 +101,18 @@ export async function serveGrpcUnary(
   const headers = extraHeaders;
   ctx.writeResponseHeaders(headers, false);
   headers["content-type"] = "application/grpc+proto";
-  const trailer = new Headers();
-  ctx.writeTrailers(trailer);
-  setTrailerStatus(trailer, error);
-  const trailers: Record<string, string> = {};
-  trailer.forEach((value, key) => {
-    trailers[key] = value;
-  });
+  let trailers: Record<string, string>;
+  if (error === undefined && !ctx.hasTrailers()) {
+    trailers = { "grpc-status": "0" }; // what setTrailerStatus writes for success, without a Headers
+  } else {
+    const trailer = new Headers();
+    ctx.writeTrailers(trailer);
+    setTrailerStatus(trailer, error);
+    trailers = {};
+    trailer.forEach((value, key) => {
+      trailers[key] = value;
+    });
+  }
   res.writeHead(200, headers);
   res.addTrailers(trailers);
   if (out === undefined) res.end();
@@ -231,6 +239,11 @@ export class ServerCallContext extends UnaryHandlerContext implements HandlerCon
         out[`trailer-${key}`] = value;
       });
     }
+  }
+
+  /** Whether a handler asked for its response trailers (it may have set some). */
+  hasTrailers(): boolean {
+    return this.trailer !== undefined;
   }
 
   /** Appends the trailers a handler set to `out`. */

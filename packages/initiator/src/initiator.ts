@@ -5,7 +5,7 @@ import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import type { WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import type { EnginePlacement, EngineTarget } from "./placement.js";
 
-export const initiatorComponent = defineComponent({ name: "initiator", service: InitiatorService });
+export const initiatorComponent = defineComponent({ name: "initiator", service: InitiatorService, calls: ["worldgen", "engine"] });
 
 /** FlappyGo's geometry: the browser's 480×640 game box and 34×24 bird. */
 export const DEFAULT_VIEWPORT = { width: 480, height: 640 } as const;

@@ -7,7 +7,7 @@ import type { MusicStreams } from "./streams.js";
 
 /** The music component. PlayMusic needs a token. */
 /** PlayMusic is internal: only the engine pushes sounds to a game's music stream. */
-export const musicComponent = defineComponent({ name: "music", service: MusicService, internalMethods: ["PlayMusic"], callers: { PlayMusic: ["engine"] } });
+export const musicComponent = defineComponent({ name: "music", service: MusicService, internalMethods: ["PlayMusic"], callers: { PlayMusic: ["engine"] }, calls: [] });
 
 export interface MusicDeps {
   /** Where clips go; the transport opens a stream per game in the same registry. */

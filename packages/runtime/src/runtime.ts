@@ -144,6 +144,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     return networkTransport(site, networkFor(topology, caller, target.name), conn, readMaxBytes);
   }
 
+  /** Targets of the clients made for callers not mounted yet (checked against their definitions at mount). */
+  const clientsOf = new Map<string, Set<string>>();
+
   return {
     topology,
     group,
@@ -152,6 +155,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         throw new Error(`topology ${topology.name} places ${definition.name} outside group ${group.name}`);
       }
       if (mounted.has(definition.name)) throw new Error(`${definition.name} is mounted twice`);
+      for (const target of clientsOf.get(definition.name) ?? []) checkDeclaredCall(definition, target);
       const guarded = guardService(
         definition,
         impl,
@@ -168,6 +172,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     },
     client(target, caller, clientOptions) {
       if (closed) throw new Error("runtime is closed");
+      const definition = mounted.get(caller as ComponentName)?.definition;
+      if (definition !== undefined) checkDeclaredCall(definition, target.name);
+      else clientsOf.set(caller, (clientsOf.get(caller) ?? new Set()).add(target.name));
       return createClient(target.service, transportFor(target, caller, clientOptions?.group));
     },
     plan,
@@ -177,4 +184,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       connections.clear();
     },
   };
+}
+
+/** A component is given clients only of the components its definition says it calls (when it says). */
+function checkDeclaredCall(caller: ComponentDefinition, target: string): void {
+  if (caller.calls !== undefined && !(caller.calls as readonly string[]).includes(target)) {
+    throw new Error(`component ${caller.name} is given a client of ${target}, but its definition's calls are [${caller.calls.join(", ")}]`);
+  }
 }

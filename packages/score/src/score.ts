@@ -5,7 +5,7 @@ import { defineComponent, requirePrincipal } from "@flaplab/component";
 import { StoreUnavailableError, type ScoreStore, type StoredRun } from "./store.js";
 
 /** RecordRun is internal: the engine records runs from its own game table. GetScores is for players. */
-export const scoreComponent = defineComponent({ name: "score", service: ScoreService, internalMethods: ["RecordRun"], callers: { RecordRun: ["engine"] } });
+export const scoreComponent = defineComponent({ name: "score", service: ScoreService, internalMethods: ["RecordRun"], callers: { RecordRun: ["engine"] }, calls: [] });
 
 export const MAX_GAME_ID_LENGTH = 64;
 export const MAX_SCORE = 100_000;

@@ -3,12 +3,16 @@ import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { defineComponent } from "@flaplab/component";
 import {
   GenerateWorldResponseSchema,
+  type Pipe,
+  PipeSchema,
   WorldGenService,
   WorldSchema,
   type Viewport,
 } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import { generateWorld, randomSeed } from "./generate.js";
 import { WORLD_LIMITS } from "./limits.js";
+
+const PIPE = PipeSchema.typeName as Pipe["$typeName"];
 
 /** Smallest width and height for which every seed generates a world (Go panics below). */
 export const MIN_VIEWPORT_WIDTH = WORLD_LIMITS.minViewportWidth;
@@ -17,7 +21,7 @@ export const MIN_VIEWPORT_HEIGHT = WORLD_LIMITS.minViewportHeight;
 export const MAX_VIEWPORT_SIZE = WORLD_LIMITS.maxViewportSize;
 
 /** GenerateWorld is internal: the initiator asks for a game's world. */
-export const worldgenComponent = defineComponent({ name: "worldgen", service: WorldGenService, internalMethods: ["GenerateWorld"], callers: { GenerateWorld: ["initiator"] } });
+export const worldgenComponent = defineComponent({ name: "worldgen", service: WorldGenService, internalMethods: ["GenerateWorld"], callers: { GenerateWorld: ["initiator"] }, calls: [] });
 
 export interface WorldGenDeps {
   /** Draws the seed when a request has none; defaults to a crypto-random positive int64. */
@@ -49,12 +53,14 @@ export function createWorldGen(deps: WorldGenDeps = {}): ServiceImpl<typeof Worl
       const viewport = checkViewport(request.viewport);
       const seed = request.seed ?? drawSeed();
       const spec = generateWorld(seed, { width: viewport.width, height: viewport.height });
+      // The pipes as messages already: create() would copy each of the hundred again.
+      const pipes: Pipe[] = spec.pipes.map((p) => ({ $typeName: PIPE, gapStart: p.gapStart, gapHeight: p.gapHeight }));
       return create(GenerateWorldResponseSchema, {
         world: create(WorldSchema, {
           seed: spec.seed,
           viewport: { width: spec.viewport.width, height: spec.viewport.height },
           pipeSpacing: spec.pipeSpacing,
-          pipes: spec.pipes.map((p) => ({ gapStart: p.gapStart, gapHeight: p.gapHeight })),
+          pipes,
         }),
       });
     },
