@@ -11,6 +11,7 @@ import { groupOf, groupsOf, loadTopology, parseAddress, type Topology } from "@f
 import { type RedisServer, SNAPSHOT_STORE_ENV, startRedisServer } from "@flaplab/snapshots";
 import { DEV_CERTIFICATE_FILE, loadOrCreateDevCertificate } from "@flaplab/streams";
 import { RestartPolicy } from "./restarts.js";
+import { processTreeCpuUs } from "./process-cpu.js";
 
 const REPO = resolve(import.meta.dirname, "../../..");
 /** The repository's topologies: `startDeployment("microservices", …)` reads `topologies/microservices.json`. */
@@ -115,8 +116,20 @@ export interface Deployment {
   urlOf(component: ComponentName): string;
   /** The pid of the running process `name` (a group's name, or "web"). */
   pidOf(name: string): number | undefined;
+  /**
+   * CPU time each group's process (with the processes it started, such as engine shards) has used
+   * so far, with the components it runs: take it before and after a window and subtract.
+   */
+  cpuTimes(): Promise<readonly GroupCpu[]>;
   /** Stops every process (SIGTERM, then SIGKILL after a grace period) and toxiproxy. */
   stop(reason?: string): Promise<number>;
+}
+
+/** A group process's CPU time so far (user + system, µs; null when /proc cannot tell). */
+export interface GroupCpu {
+  readonly group: string;
+  readonly components: readonly ComponentName[];
+  readonly cpuUs: number | null;
 }
 
 interface Command {
@@ -350,6 +363,14 @@ export async function startDeployment(topology: string | Topology, options: Depl
     },
     pidOf(name) {
       return children.get(name)?.pid;
+    },
+    cpuTimes() {
+      return Promise.all(
+        topo.groups.map(async (g): Promise<GroupCpu> => {
+          const pid = children.get(g.name)?.pid;
+          return { group: g.name, components: [...g.components], cpuUs: pid === undefined ? null : await processTreeCpuUs(pid) };
+        }),
+      );
     },
     stop(reason = "stopped") {
       stopAll(reason, 0);

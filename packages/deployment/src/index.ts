@@ -1,3 +1,4 @@
 export { startDeployment, repositoryTopologyOnFreePorts, TOPOLOGIES_DIR, DEFAULT_READY_TIMEOUT_MS } from "./deployment.js";
-export type { Deployment, DeploymentEvent, DeploymentOptions, GroupEndpoint } from "./deployment.js";
+export type { Deployment, DeploymentEvent, DeploymentOptions, GroupCpu, GroupEndpoint } from "./deployment.js";
+export { processTreeCpuUs } from "./process-cpu.js";
 export { RestartPolicy, DEFAULT_MAX_RESTARTS_PER_MINUTE } from "./restarts.js";

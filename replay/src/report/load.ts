@@ -51,6 +51,8 @@ export interface RunData {
   readonly gameId: string | null;
   /** The fault injected into the run's game and what became of the game (`pnpm study --fault`). */
   readonly fault: FaultView | null;
+  /** Each server process's CPU over the run's game window; null when the run did not record it. */
+  readonly serverCpu: ServerCpuView | null;
   /** Metric samples; null when the run has no readable latency log. */
   values: MetricValues | null;
   /** Tick-frame receive times (ms, page clock), for the inter-arrival plot. */
@@ -58,6 +60,12 @@ export interface RunData {
   rpc: RpcSample[];
   /** Things worth knowing that did not make the run unusable. */
   readonly notes: string[];
+}
+
+/** A run's `serverCpu` (see RunSummary): the window, and each group process's CPU in it. */
+export interface ServerCpuView {
+  readonly windowMs: number;
+  readonly groups: readonly { readonly group: string; readonly components: readonly string[]; readonly cpuUs: number }[];
 }
 
 export interface FaultView {
@@ -166,6 +174,7 @@ function emptyRun(source: RunSource, dir: string, deployment: string, seed: stri
     dispatchLateness: null,
     gameId: null,
     fault: null,
+    serverCpu: null,
     values: null,
     frameTimes: [],
     rpc: [],
@@ -231,6 +240,7 @@ export async function loadFlapLabRun(dir: string): Promise<RunData | null> {
     dispatchLateness: lateness ? { p50: numOrNull(lateness["p50"]), max: numOrNull(lateness["max"]) } : null,
     gameId: strOrNull(summary["gameId"]),
     fault: faultOf(summary["fault"]),
+    serverCpu: serverCpuOf(summary["serverCpu"]),
   };
 
   // A failed run keeps its failure as the reason; its files only add notes.
@@ -395,6 +405,21 @@ async function loadFlappyGoRun(dir: string, deployment: string): Promise<RunData
     base.reason = `latency_data.csv ${errorText(err)}`;
   }
   return base;
+}
+
+/** A summary's serverCpu, keeping the groups whose CPU was read; null when absent or malformed. */
+function serverCpuOf(value: unknown): ServerCpuView | null {
+  if (!isObject(value) || !Array.isArray(value["groups"])) return null;
+  const windowMs = numOrNull(value["windowMs"]);
+  if (windowMs === null || windowMs <= 0) return null;
+  const groups: ServerCpuView["groups"][number][] = [];
+  for (const g of value["groups"] as unknown[]) {
+    if (!isObject(g) || typeof g["group"] !== "string" || !Array.isArray(g["components"])) return null;
+    const cpuUs = numOrNull(g["cpuUs"]);
+    if (cpuUs === null || cpuUs < 0) continue;
+    groups.push({ group: g["group"], components: (g["components"] as unknown[]).map(String), cpuUs });
+  }
+  return { windowMs, groups };
 }
 
 function faultOf(value: unknown): FaultView | null {

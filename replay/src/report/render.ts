@@ -2,14 +2,18 @@ import type { Group, Report } from "./aggregate.js";
 import { csvCell } from "@flaplab/report-kit/csv";
 import { markdownCell, renderTable } from "@flaplab/report-kit/markdown";
 import { STAT_KEYS } from "@flaplab/report-kit/latency";
+import { cpuRows } from "./cpu.js";
 import { METRICS } from "./metrics.js";
+import { pairedPenalties } from "./paired.js";
 import { cdfPlot, interArrivalPlot, rpcPlot } from "./plots.js";
 import {
   comparisonTable,
+  cpuTable,
   failuresTable,
   faultsTable,
   groupTitle,
   latencyTable,
+  penaltyTable,
   problemsTable,
   rpcTable,
   runsTable,
@@ -136,6 +140,8 @@ export function renderHtml(report: Report): string {
 <nav><ul>${nav}</ul></nav>
 <section id="comparison"><h2>Comparison</h2>
 ${htmlTable(comparisonTable(report))}
+${htmlTable(penaltyTable(report))}
+${htmlTable(cpuTable(report))}
 ${htmlCdfs(report)}
 </section>
 ${problems.rows.length > 0 ? `<section id="problems"><h2>Unreadable runs and files</h2>\n${htmlTable(problems)}</section>` : ""}
@@ -165,6 +171,8 @@ export function renderMarkdown(report: Report): string {
     "## Comparison",
     "",
     mdTable(comparisonTable(report)),
+    mdTable(penaltyTable(report)),
+    mdTable(cpuTable(report)),
   ];
   const problems = problemsTable(report);
   if (problems.rows.length > 0) out.push("## Unreadable runs and files", "", mdTable(problems));
@@ -225,6 +233,8 @@ export function metricsJson(report: Report): unknown {
       runCount: g.runs.length,
       pooledRunCount: g.pooled.length,
       metrics: g.metrics,
+      serverCpu: cpuRows(g),
+      penalties: pairedPenalties(report.groups).filter((p) => p.deployment === g.deployment && p.seed === g.seed),
       rpc: g.rpc.map((r) => ({ src: r.src, dst: r.dst, verb: r.verb, label: r.label, stats: r.stats })),
       runs: g.runs.map((r) => ({
         id: r.id,
@@ -244,6 +254,7 @@ export function metricsJson(report: Report): unknown {
         notes: r.notes,
         values: r.values,
         rpc: r.rpc,
+        serverCpu: r.serverCpu,
       })),
     })),
     problems: report.problems,

@@ -1,12 +1,14 @@
 import { medianRpcRange, type Group, type Report } from "./aggregate.js";
 import { STAT_HEADERS, STAT_KEYS, type Stats } from "@flaplab/report-kit/latency";
+import { cpuRows } from "./cpu.js";
 import type { RunData } from "./load.js";
 import { COMPARISON_METRICS, METRICS, metricInfo } from "./metrics.js";
+import { CONFIDENCE, pairedPenalties } from "./paired.js";
 
 /** A table as both renderers see it: plain-text cells. */
 export interface Table {
   /** "stats" for the latency tables (fixed columns), else what the table lists. */
-  readonly kind: "stats" | "runs" | "failures" | "faults" | "comparison" | "problems";
+  readonly kind: "stats" | "runs" | "failures" | "faults" | "comparison" | "problems" | "cpu" | "penalties";
   readonly caption: string;
   /** How many leading columns hold text (left-aligned); the rest are numbers. */
   readonly textColumns: number;
@@ -162,5 +164,73 @@ export function problemsTable(report: Report): Table {
     textColumns: PROBLEM_HEADERS.length,
     headers: PROBLEM_HEADERS,
     rows: [...unreadable.map((r: RunData) => [r.dir, r.reason ?? NONE]), ...report.problems.map((p) => [p.path, p.reason])],
+  };
+}
+
+/** A count with 3 significant digits (whole numbers from 1000 up). */
+function formatCount(n: number | null): string {
+  if (n === null || !Number.isFinite(n)) return NONE;
+  return n >= 1000 ? String(Math.round(n)) : n.toPrecision(3);
+}
+
+/** A count per run: whole as it is, else 3 significant digits. */
+const perRun = (n: number): string => (Number.isInteger(n) ? String(n) : n.toPrecision(3));
+
+export const CPU_HEADERS = [
+  "deployment",
+  "seed",
+  "process (components)",
+  "runs",
+  "CPU ms / game",
+  "µs / game-second",
+  "µs / call",
+  "calls (per game)",
+  "µs / tick frame",
+  "µs / sound",
+  "games / core",
+] as const;
+
+/** Every deployment's server CPU, per process: the figures that carry to another machine. */
+export function cpuTable(report: Report): Table {
+  const rows: string[][] = [];
+  for (const g of report.groups) {
+    for (const r of cpuRows(g)) {
+      const perGame = r.runs > 0 ? r.calls.replace(/×(\d+)/g, (_, n: string) => `×${perRun(Number(n) / r.runs)}`) : NONE;
+      rows.push([
+        g.deployment,
+        g.seed,
+        `${r.group} (${r.components.join(", ")})`,
+        String(r.runs),
+        formatCount(r.msPerGame),
+        formatCount(r.usPerGameSecond),
+        formatCount(r.usPerCall),
+        perGame || NONE,
+        formatCount(r.usPerFrame),
+        formatCount(r.usPerSound),
+        formatCount(r.gamesPerCore),
+      ]);
+    }
+  }
+  return { kind: "cpu", caption: "Server CPU (user + system) over each game, login to game over, per server process", textColumns: 3, headers: CPU_HEADERS, rows };
+}
+
+export const PENALTY_HEADERS = ["deployment", "seed", "metric", "pairs", "penalty (ms)", `${Math.round(CONFIDENCE * 100)} % interval (ms)`, "includes 0"] as const;
+
+/** Each deployment's paired penalty against the monolith, per metric, with its bootstrap interval. */
+export function penaltyTable(report: Report): Table {
+  return {
+    kind: "penalties",
+    caption: `Penalty against the monolith: the mean of run-by-run differences of the runs' medians (run N of each deployment paired), ${Math.round(CONFIDENCE * 100)} % percentile-bootstrap interval, ms`,
+    textColumns: 3,
+    headers: PENALTY_HEADERS,
+    rows: pairedPenalties(report.groups).map((p) => [
+      p.deployment,
+      p.seed,
+      metricInfo(p.metric).label,
+      String(p.pairs),
+      formatMs(p.meanMs),
+      p.lowMs === null || p.highMs === null ? NONE : `${formatMs(p.lowMs)} … ${formatMs(p.highMs)}`,
+      p.includesZero === null ? NONE : p.includesZero ? "yes" : "no",
+    ]),
   };
 }

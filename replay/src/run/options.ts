@@ -1,3 +1,4 @@
+import type { GroupCpu } from "@flaplab/deployment";
 import { access, constants, readFile } from "node:fs/promises";
 import { basename, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -39,6 +40,11 @@ export interface ReplayOptions {
    * stays comparable to the simulator.
    */
   readonly fault?: FaultPlan;
+  /**
+   * The deployment's server processes' CPU time so far (`Deployment.cpuTimes`), when the replay
+   * runs a deployment it started: sampled before and after each game, into the run's `serverCpu`.
+   */
+  readonly serverCpu?: () => Promise<readonly GroupCpu[]>;
 }
 
 /**

@@ -2,6 +2,7 @@ import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promise
 import { join } from "node:path";
 import { simulateTrace } from "@flaplab/simulator";
 import { replayFlapOffsetsMs, replayFlapTicks } from "@flaplab/traces";
+import type { GroupCpu } from "@flaplab/deployment";
 import type { Page } from "playwright-core";
 import { launch, nowEpochMs, pageState, waitUntil, type Browser, type PageGlobals } from "./play.js";
 import type { LoadedTrace, ReplayOptions, StreamLink } from "./options.js";
@@ -47,8 +48,28 @@ export interface RunSummary {
   readonly rpcRecords: number | null;
   /** The fault injected into this run's game, and what became of the game (null without one). */
   readonly fault: FaultOutcome | null;
+  /** The server processes' CPU over the game (login to game over), when the runner knows them. */
+  readonly serverCpu: ServerCpu | null;
   readonly startedAt: string;
   readonly durationMs: number;
+}
+
+/** Each server process's CPU time (user + system) over one run's game window. */
+export interface ServerCpu {
+  /** The window: from the login to game over, ms. */
+  readonly windowMs: number;
+  readonly groups: readonly { readonly group: string; readonly components: readonly string[]; readonly cpuUs: number | null }[];
+}
+
+/** The CPU each group used between two samples (null where either could not be read). */
+export function cpuBetween(before: readonly GroupCpu[], after: readonly GroupCpu[], windowMs: number): ServerCpu {
+  return {
+    windowMs,
+    groups: after.map((a) => {
+      const b = before.find((x) => x.group === a.group)?.cpuUs;
+      return { group: a.group, components: [...a.components], cpuUs: a.cpuUs === null || b === undefined || b === null ? null : Math.max(0, a.cpuUs - b) };
+    }),
+  };
 }
 
 export interface FaultOutcome {
@@ -214,6 +235,7 @@ async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunContext):
   let game: PageGame | undefined;
   let version = "unknown";
   let args: readonly string[] = [];
+  let serverCpu: ServerCpu | null = null;
   try {
     browser = await launch(opts.chromium, { deploymentHost: new URL(opts.url).hostname, stockScheduling: opts.stockScheduling });
     version = browser.version;
@@ -223,8 +245,11 @@ async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunContext):
       page.on("crash", () => resolve({ reason: "browser page crashed", stage: "play" }));
       browser!.context.on("close", () => resolve({ reason: "browser closed", stage: "play" }));
     });
+    const cpuBefore = await opts.serverCpu?.();
+    const windowStart = performance.now();
     const played = play(page, opts, trace, ctx, samples);
     failure = await Promise.race([played, crashed]);
+    if (cpuBefore !== undefined) serverCpu = cpuBetween(cpuBefore, (await opts.serverCpu?.()) ?? [], performance.now() - windowStart);
     game = await readGame(page).catch(() => undefined);
   } catch (err) {
     failure = { reason: `browser: ${(err as Error).message.split("\n")[0]}`, stage: "login" };
@@ -281,6 +306,7 @@ async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunContext):
     browser: { name: "chromium", version, executable: opts.chromium, args },
     rpcRecords: null,
     fault,
+    serverCpu,
     startedAt: startedAt.toISOString(),
     durationMs: Date.now() - t0,
     csv: game?.csv ?? "",

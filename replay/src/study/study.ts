@@ -13,7 +13,7 @@ import {
   type StreamLink,
 } from "../run/options.js";
 import { replay } from "../run/runner.js";
-import { startStudyDeployment } from "./deployment.js";
+import { type RunningDeployment, startStudyDeployment } from "./deployment.js";
 import { faultInjector } from "./faults.js";
 
 /** The four deployments of the study, nearest first (the report lists them in this order). */
@@ -25,11 +25,12 @@ export const FAULT_DEPLOYMENT = "microservices-sharded";
 
 export const STUDY_USAGE = `usage: pnpm study [--runs <n>] [--out <dir>] [--deployments a,b,…] [--trace <file> …] [--retries <n>]
                   [--chromium <path>] [--stock-scheduling] [--links webtransport,websocket]
-                  [--fault <kind>@<tick>] [--tls]
+                  [--fault <kind>@<tick>] [--tls] [--sequential]
   Runs every deployment (default: ${STUDY_DEPLOYMENTS.join(", ")}) with pnpm dev, replays every trace
   (default: the easy and hard seeds in replay/traces) --runs times each in Chromium over each stream
   link (default: webtransport; runs over websocket are filed as <deployment>+websocket), and writes
-  one report.
+  one report. The deployments run side by side and take turns, round by round (run N of each in
+  round N, the order rotating), so the report can pair them; --sequential runs one after the other.
   --fault engine-kill|engine-drain|music-kill|score-kill|link-cut@<tick> kills (SIGKILL) or drains
   (SIGTERM) the process serving each game, or cuts the browser's link to its engine for 500 ms, when
   the game reaches <tick>; the page then presses on the game's tick clock. Default deployment with a fault: ${FAULT_DEPLOYMENT}. Runs are filed as
@@ -52,6 +53,8 @@ export interface StudyOptions {
   readonly fault?: { readonly kind: FaultKind; readonly tick: number };
   /** Calls between regions over https://, as in the cloud (runs of deployments with such calls filed as <deployment>+tls). */
   readonly tls: boolean;
+  /** One deployment after the other instead of interleaved rounds. */
+  readonly sequential: boolean;
 }
 
 export function parseStudyArgs(argv: readonly string[], cwd: string, repo: string): StudyOptions {
@@ -70,6 +73,7 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
           "stock-scheduling": { type: "boolean", default: false },
           links: { type: "string", default: "webtransport" },
           tls: { type: "boolean", default: false },
+          sequential: { type: "boolean", default: false },
         },
       }).values;
     } catch (err) {
@@ -97,25 +101,34 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
     links: [...new Set(values.links.split(",").map((l) => parseLink(l.trim(), "--links")))],
     ...(fault ? { fault } : {}),
     tls: values.tls,
+    sequential: values.sequential,
   };
 }
 
+/** Deployment `i` of `n` in round `round` (0-based): the order rotates by one each round. */
+export function roundOrder<T>(items: readonly T[], round: number): T[] {
+  return items.map((_, i) => items[(i + round) % items.length]!);
+}
+
 /**
- * The whole study, one command: for each deployment, start it, replay every trace `runs` times,
- * stop it; then one report with the deployments side by side. Failed runs stay in the report.
+ * The whole study, one command, and one report with the deployments side by side. Interleaved (the
+ * default): every deployment is started, then round after round each plays every trace once, in an
+ * order that rotates by one each round, so run N of every deployment is measured in the same stretch
+ * of the machine's time and the report pairs them. Sequential (`--sequential`): one deployment after
+ * the other, all of its runs, as before. Failed runs stay in the report.
  */
 export async function runStudy(opts: StudyOptions, log: (line: string) => void): Promise<{ ok: number; failed: number; report: string }> {
   const traces = await Promise.all(opts.traces.map((t) => loadTrace(t)));
   const runsDir = join(opts.out, "runs");
   let ok = 0;
   let failed = 0;
-  for (const [i, topology] of opts.deployments.entries()) {
+  const names = opts.deployments.map((topology) => basename(topology).replace(/\.json$/, ""));
+  const start = async (i: number): Promise<RunningDeployment> => {
     // A topology name ("multiaz") or a topology file; runs are filed under its name.
-    const name = basename(topology).replace(/\.json$/, "");
-    log(`study: deployment ${i + 1}/${opts.deployments.length}: ${name} — starting`);
-    const deployment = await startStudyDeployment(
-      topology,
-      join(opts.out, "data", name),
+    log(`study: deployment ${i + 1}/${opts.deployments.length}: ${names[i]} — starting`);
+    return startStudyDeployment(
+      opts.deployments[i]!,
+      join(opts.out, "data", names[i]!),
       (event) => {
         if (event.type !== "emulating") return;
         log(`study:   emulating ${event.emulation.edges.length} links (RTT table: ${event.rttTableDate})`);
@@ -124,31 +137,53 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
       // A link to cut needs a proxy on it.
       { proxyBrowserLinks: opts.fault?.kind === "link-cut", tlsBetweenRegions: opts.tls },
     );
+  };
+  /** Replays every trace `runs` times on one deployment, over each link. */
+  const play = async (name: string, deployment: RunningDeployment, runs: number, progress: string): Promise<void> => {
+    for (const link of opts.links) {
+      // "+tls" only where some call really went over TLS (a deployment with groups in several regions).
+      const tls = deployment.emulation?.edges.some((e) => e.tls) ? "+tls" : "";
+      const folder = `${deploymentFolder(name, link)}${tls}${opts.fault ? `+${opts.fault.kind}@${opts.fault.tick}` : ""}`;
+      const replayOptions: ReplayOptions = {
+        url: deployment.webUrl,
+        traces,
+        runs,
+        out: runsDir,
+        deployment: folder,
+        retries: opts.retries,
+        rpcLogs: [deployment.logsDir],
+        chromium: opts.chromium,
+        stockScheduling: opts.stockScheduling,
+        slackMs: 15_000,
+        link,
+        serverCpu: () => deployment.cpuTimes(),
+        ...(opts.fault ? { fault: { ...opts.fault, inject: faultInjector(opts.fault.kind, deployment, (line) => log(`study:   ${folder}: ${line}`)) } } : {}),
+      };
+      const result = await replay(replayOptions, (line) => log(`study:   ${folder}${progress}: ${line}`));
+      ok += result.ok;
+      failed += result.failed;
+    }
+  };
+  if (opts.sequential) {
+    for (const [i, name] of names.entries()) {
+      const deployment = await start(i);
+      try {
+        await play(name, deployment, opts.runs, "");
+      } finally {
+        await deployment.stop();
+      }
+    }
+  } else {
+    const running: { name: string; deployment: RunningDeployment }[] = [];
     try {
-      for (const link of opts.links) {
-        // "+tls" only where some call really went over TLS (a deployment with groups in several regions).
-        const tls = deployment.emulation?.edges.some((e) => e.tls) ? "+tls" : "";
-        const folder = `${deploymentFolder(name, link)}${tls}${opts.fault ? `+${opts.fault.kind}@${opts.fault.tick}` : ""}`;
-        const replayOptions: ReplayOptions = {
-          url: deployment.webUrl,
-          traces,
-          runs: opts.runs,
-          out: runsDir,
-          deployment: folder,
-          retries: opts.retries,
-          rpcLogs: [deployment.logsDir],
-          chromium: opts.chromium,
-          stockScheduling: opts.stockScheduling,
-          slackMs: 15_000,
-          link,
-          ...(opts.fault ? { fault: { ...opts.fault, inject: faultInjector(opts.fault.kind, deployment, (line) => log(`study:   ${folder}: ${line}`)) } } : {}),
-        };
-        const result = await replay(replayOptions, (line) => log(`study:   ${folder}: ${line}`));
-        ok += result.ok;
-        failed += result.failed;
+      for (const [i, name] of names.entries()) running.push({ name, deployment: await start(i) });
+      for (let round = 0; round < opts.runs; round++) {
+        const order = roundOrder(running, round);
+        log(`study: round ${round + 1}/${opts.runs}: ${order.map((d) => d.name).join(", ")}`);
+        for (const d of order) await play(d.name, d.deployment, 1, ` (round ${round + 1}/${opts.runs})`);
       }
     } finally {
-      await deployment.stop();
+      await Promise.all(running.map((d) => d.deployment.stop()));
     }
   }
   const reportDir = join(opts.out, "report");

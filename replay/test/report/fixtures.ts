@@ -49,6 +49,8 @@ export interface RunSpec {
   rpc?: readonly RpcLine[];
   /** Replaces summary.json's text (to break it). */
   summaryText?: string;
+  /** The run's serverCpu (absent: none recorded). */
+  serverCpu?: unknown;
 }
 
 const made: string[] = [];
@@ -87,6 +89,7 @@ export async function writeRun(root: string, spec: RunSpec): Promise<string> {
     browser: { name: "chromium", version: "156", executable: "/usr/bin/chromium" },
     startedAt: "2026-11-21T10:00:00.000Z",
     durationMs: 15000,
+    ...(spec.serverCpu === undefined ? {} : { serverCpu: spec.serverCpu }),
   };
   await writeFile(join(dir, "summary.json"), spec.summaryText ?? JSON.stringify(summary, null, 2));
   await writeFile(join(dir, "latency.csv"), latencyCsv(spec.rows));

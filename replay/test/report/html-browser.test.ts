@@ -14,6 +14,7 @@ const EXPECTED_HEADERS: Record<string, string[]> = {
   failures: ["run", "status", "stage", "reason"],
   comparison: ["deployment", "seed", "runs (ok / all)", "Frame inter-arrival", "Input → next frame", "Input → next audio", "Input → effect", "Auth", "Start game", "Median RPC"],
   problems: ["file", "reason"],
+  penalties: ["deployment", "seed", "metric", "pairs", "penalty (ms)", "95 % interval (ms)", "includes 0"],
 };
 
 interface PageTable {
@@ -66,6 +67,10 @@ describe("report.html in Chromium", () => {
     expect(byKind("comparison")).toHaveLength(1);
     expect(byKind("runs")).toHaveLength(3);
     expect(byKind("failures")).toHaveLength(1);
+    // Microservices against the monolith, runs 1 and 2 paired (its run 3 failed); no CPU recorded, no CPU table.
+    expect(byKind("penalties")).toHaveLength(1);
+    expect(byKind("penalties")[0]!.rows.map((r) => `${r[0]} ${r[2]} ${r[3]}`)).toContain("microservices input-to-audio 2");
+    expect(byKind("cpu")).toHaveLength(0);
     for (const t of tables) {
       expect(Object.keys(EXPECTED_HEADERS)).toContain(t.kind);
       if (t.kind === "stats") {

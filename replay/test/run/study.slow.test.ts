@@ -1,11 +1,11 @@
 import { readFile, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseStudyArgs, runStudy } from "../../src/study/study.js";
 import { REPO, topologyOnFreePorts } from "./free-topology.js";
 
-// `pnpm study` in small: two deployments (one with emulated multi-region latency), one run each
-// over each stream link.
+// `pnpm study` in small: two deployments (one with emulated multi-region latency), two rounds,
+// one run each per round over each stream link.
 const dirs: string[] = [];
 afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
@@ -19,7 +19,7 @@ describe("the one-command study", () => {
     const out = join(mono.dir, "study");
     const opts = parseStudyArgs(
       [
-        "--runs", "1", "--out", out, "--deployments", `${mono.file},${multi.file}`, "--trace", "replay/traces/6977347407732442987.csv",
+        "--runs", "2", "--out", out, "--deployments", `${mono.file},${multi.file}`, "--trace", "replay/traces/6977347407732442987.csv",
         "--links", "webtransport,websocket",
       ],
       REPO,
@@ -27,20 +27,41 @@ describe("the one-command study", () => {
     );
     const lines: string[] = [];
     const result = await runStudy(opts, (l) => lines.push(l));
-    expect(result, lines.join("\n")).toMatchObject({ ok: 4, failed: 0 });
+    expect(result, lines.join("\n")).toMatchObject({ ok: 8, failed: 0 });
+    // Both deployments up at once, taking turns: the order rotates each round.
+    const names = [basename(mono.file, ".json"), basename(multi.file, ".json")];
+    expect(lines).toContain(`study: round 1/2: ${names[0]}, ${names[1]}`);
+    expect(lines).toContain(`study: round 2/2: ${names[1]}, ${names[0]}`);
     expect(lines.some((l) => /engine->music +cross-region +RTT +27 ms/.test(l))).toBe(true);
 
     const md = await readFile(join(out, "report", "report.md"), "utf8");
     const comparison = md.slice(md.indexOf("## Comparison"), md.indexOf("\n## ", md.indexOf("## Comparison") + 5));
-    expect(comparison).toMatch(/\| monolith \| 6977347407732442987 \| 1 \/ 1 \|/);
-    expect(comparison).toMatch(/\| multiregion \| 6977347407732442987 \| 1 \/ 1 \|/);
-    expect(comparison).toMatch(/\| monolith\+websocket \| 6977347407732442987 \| 1 \/ 1 \|/);
-    expect(comparison).toMatch(/\| multiregion\+websocket \| 6977347407732442987 \| 1 \/ 1 \|/);
+    expect(comparison).toMatch(/\| monolith \| 6977347407732442987 \| 2 \/ 2 \|/);
+    expect(comparison).toMatch(/\| multiregion \| 6977347407732442987 \| 2 \/ 2 \|/);
+    expect(comparison).toMatch(/\| monolith\+websocket \| 6977347407732442987 \| 2 \/ 2 \|/);
+    expect(comparison).toMatch(/\| multiregion\+websocket \| 6977347407732442987 \| 2 \/ 2 \|/);
     // Input → next audio crosses browser→engine, engine→music and music→browser: far more in multiregion.
     const audioMedian = (name: string) => Number(new RegExp(`\\| ${name} \\|[^\\n]*`).exec(comparison)![0].split("|")[6]!.split("/")[0]!.trim());
     expect(audioMedian("multiregion")).toBeGreaterThan(audioMedian("monolith") + 60);
     // The WebSocket link crosses the same emulated links.
     expect(audioMedian("multiregion\\+websocket")).toBeGreaterThan(audioMedian("monolith\\+websocket") + 60);
+    // Run N of each deployment paired: multiregion's penalty on input → audio, an interval that excludes 0.
+    const penalty = new RegExp(`\\| multiregion \\| 6977347407732442987 \\| input-to-audio \\| 2 \\| ([\\d.]+) \\| ([\\d.]+) … ([\\d.]+) \\| no \\|`).exec(md);
+    expect(penalty, md).not.toBeNull();
+    expect(Number(penalty![2])).toBeGreaterThan(50);
+    // Every run recorded its servers' CPU: the monolith's one process, multiregion's per component and in all.
+    const summary = JSON.parse(await readFile(join(out, "runs", "multiregion", "6977347407732442987", "run-002", "summary.json"), "utf8"));
+    expect(summary.serverCpu.groups.map((g: { group: string }) => g.group).sort()).toEqual(["auth", "engine", "initiator", "music", "score", "worldgen"]);
+    for (const g of summary.serverCpu.groups) expect(g.cpuUs).toBeGreaterThan(0);
+    const cpu = md.slice(md.indexOf("**Server CPU"));
+    expect(cpu).toMatch(/\| monolith \| 6977347407732442987 \| [^|]+ \(auth, worldgen, engine, initiator, music, score\) \| 2 \|/);
+    const engine = new RegExp(`\\| multiregion \\| 6977347407732442987 \\| engine \\(engine\\) \\| 2 \\|([^\\n]*)`).exec(cpu);
+    expect(engine, cpu).not.toBeNull();
+    const [, perGameSecond, , , perFrame, , gamesPerCore] = engine![1]!.split("|").map((c) => c.trim());
+    expect(Number(perGameSecond)).toBeGreaterThan(0);
+    expect(Number(perFrame)).toBeCloseTo(Number(perGameSecond) / 30, -1);
+    expect(Number(gamesPerCore)).toBeGreaterThan(1);
+    expect(cpu).toMatch(/\| multiregion \| 6977347407732442987 \| all \(/);
     await readFile(join(out, "report", "report.html"));
   }, 300_000);
 

@@ -1,0 +1,36 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { describe, expect, it } from "vitest";
+import { processTreeCpuUs } from "../src/process-cpu.js";
+
+// A process that starts a child, and both spin for `ms` of CPU, then wait for stdin to close.
+const SPIN = (ms: number) => `const end = Date.now() + ${ms}; while (Date.now() < end) {}`;
+const TREE = `
+const { spawn } = require("node:child_process");
+const child = spawn(process.execPath, ["-e", ${JSON.stringify(`${SPIN(400)}; process.stdout.write("spun\\n"); process.stdin.resume();`)}], { stdio: ["pipe", "pipe", "inherit"] });
+child.stdout.once("data", () => { ${SPIN(400)}; process.stdout.write("both\\n"); });
+process.stdin.on("end", () => { child.stdin.end(); process.exit(0); });
+process.stdin.resume();
+`;
+
+describe("processTreeCpuUs", () => {
+  it("counts a process and the processes it started, while they run", async () => {
+    const proc = spawn(process.execPath, ["-e", TREE], { stdio: ["pipe", "pipe", "inherit"] });
+    try {
+      await new Promise<void>((resolve) => proc.stdout!.on("data", (d: Buffer) => d.toString().includes("both") && resolve()));
+      const own = await processTreeCpuUs(proc.pid!);
+      // Two 400 ms spins (one in each process), and node's own start-up in both.
+      expect(own).toBeGreaterThanOrEqual(700_000);
+      expect(own).toBeLessThan(30_000_000);
+    } finally {
+      proc.stdin!.end();
+      await once(proc, "exit");
+    }
+  });
+
+  it("says null for a process that is not there", async () => {
+    const proc = spawn(process.execPath, ["-e", ""]);
+    await once(proc, "exit");
+    expect(await processTreeCpuUs(proc.pid!)).toBeNull();
+  });
+});
