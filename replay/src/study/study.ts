@@ -1,4 +1,6 @@
+import { rm } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
+import { TOPOLOGIES_DIR, type TopologyCopy, topologyOnFreePorts } from "@flaplab/deployment";
 import { parseArgs } from "node:util";
 import { DEPLOYMENT_ORDER } from "../report/aggregate.js";
 import { generateReport } from "../report/index.js";
@@ -123,11 +125,11 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
   let ok = 0;
   let failed = 0;
   const names = opts.deployments.map((topology) => basename(topology).replace(/\.json$/, ""));
-  const start = async (i: number): Promise<RunningDeployment> => {
+  const start = async (i: number, topology = opts.deployments[i]!): Promise<RunningDeployment> => {
     // A topology name ("multiaz") or a topology file; runs are filed under its name.
     log(`study: deployment ${i + 1}/${opts.deployments.length}: ${names[i]} — starting`);
     return startStudyDeployment(
-      opts.deployments[i]!,
+      topology,
       join(opts.out, "data", names[i]!),
       (event) => {
         if (event.type !== "emulating") return;
@@ -175,8 +177,15 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
     }
   } else {
     const running: { name: string; deployment: RunningDeployment }[] = [];
+    const copies: TopologyCopy[] = [];
     try {
-      for (const [i, name] of names.entries()) running.push({ name, deployment: await start(i) });
+      for (const [i, name] of names.entries()) {
+        // Side by side: each on free loopback ports (a repository topology has fixed ones).
+        const topology = opts.deployments[i]!;
+        const copy = await topologyOnFreePorts(topology.includes("/") ? topology : join(TOPOLOGIES_DIR, `${topology}.json`));
+        copies.push(copy);
+        running.push({ name, deployment: await start(i, copy.file) });
+      }
       for (let round = 0; round < opts.runs; round++) {
         const order = roundOrder(running, round);
         log(`study: round ${round + 1}/${opts.runs}: ${order.map((d) => d.name).join(", ")}`);
@@ -184,6 +193,7 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
       }
     } finally {
       await Promise.all(running.map((d) => d.deployment.stop()));
+      await Promise.all(copies.map((c) => rm(c.dir, { recursive: true, force: true })));
     }
   }
   const reportDir = join(opts.out, "report");
