@@ -30,7 +30,7 @@ export interface ServerOptions {
   readonly streamPort?: number;
   /** Postgres URL for the score component's runs (FLAPLAB_SCORE_DATABASE_URL); SQLite in `dataDir` without one. */
   readonly scoreDatabaseUrl?: string;
-  /** RPC port limits: defaults, then FLAPLAB_* environment overrides (root README), then these. */
+  /** RPC port limits: defaults, then FLAPLAB_* environment overrides (docs/settings.md), then these. */
   readonly hostLimits?: Partial<HostLimits>;
   /** Stream port limits: defaults, then FLAPLAB_STREAM_* environment overrides (packages/streams README), then these. */
   readonly streamLimits?: Partial<StreamLimits>;

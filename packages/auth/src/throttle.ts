@@ -51,7 +51,7 @@ export const DEFAULT_AUTH_LIMITS: AuthLimits = Object.freeze({
   maxHashesPerUser: 2,
 });
 
-/** The environment variable of each limit (whole numbers; see the root README). */
+/** The environment variable of each limit (whole numbers; see docs/settings.md). */
 export const AUTH_LIMIT_ENV: Readonly<Record<keyof AuthLimits, string>> = Object.freeze({
   loginFailsPerUserAddress: "FLAPLAB_AUTH_LOGIN_FAILS_PER_USER_ADDRESS",
   loginFailsPerAddress: "FLAPLAB_AUTH_LOGIN_FAILS_PER_ADDRESS",

@@ -5,7 +5,7 @@ import { realTickClock, type TickClock } from "./scheduler.js";
 
 type TableLimit = "maxGames" | "maxGamesPerPlayer" | "unplayedTtlMs" | "sweepIntervalMs";
 
-/** The environment variable of each game table option (whole numbers; see the root README). */
+/** The environment variable of each game table option (whole numbers; see docs/settings.md). */
 export const GAME_TABLE_ENV: Readonly<Record<TableLimit, string>> = Object.freeze({
   maxGames: "FLAPLAB_ENGINE_MAX_GAMES",
   maxGamesPerPlayer: "FLAPLAB_ENGINE_MAX_GAMES_PER_PLAYER",

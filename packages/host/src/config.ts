@@ -1,7 +1,7 @@
 import { wholeNumbersFromEnv } from "@flaplab/component";
 /**
  * The host's connection, overload and CORS settings: defaults for local use, each overridable
- * with a FLAPLAB_* environment variable (see the root README).
+ * with a FLAPLAB_* environment variable (see docs/settings.md).
  */
 export interface HostLimits {
   /** A connection that sends nothing for this long after it opens is closed (ms). Also HTTP/1.1's headers timeout. */
