@@ -11,7 +11,7 @@ import { groupOf, groupsOf, loadTopology, parseAddress, type Topology } from "@f
 import { type RedisServer, SNAPSHOT_STORE_ENV, startRedisServer } from "@flaplab/snapshots";
 import { DEV_CERTIFICATE_FILE, loadOrCreateDevCertificate } from "@flaplab/streams";
 import { RestartPolicy } from "./restarts.js";
-import { processTreeCpuUs } from "./process-cpu.js";
+import { processTreesCpuUs } from "./process-cpu.js";
 
 const REPO = resolve(import.meta.dirname, "../../..");
 /** The repository's topologies: `startDeployment("microservices", …)` reads `topologies/microservices.json`. */
@@ -364,13 +364,14 @@ export async function startDeployment(topology: string | Topology, options: Depl
     pidOf(name) {
       return children.get(name)?.pid;
     },
-    cpuTimes() {
-      return Promise.all(
-        topo.groups.map(async (g): Promise<GroupCpu> => {
-          const pid = children.get(g.name)?.pid;
-          return { group: g.name, components: [...g.components], cpuUs: pid === undefined ? null : await processTreeCpuUs(pid) };
-        }),
-      );
+    async cpuTimes() {
+      const pids = topo.groups.flatMap((g) => children.get(g.name)?.pid ?? []);
+      const cpu = await processTreesCpuUs(pids);
+      const cpuOf = new Map(pids.map((pid, i) => [pid, cpu[i]!]));
+      return topo.groups.map((g): GroupCpu => {
+        const pid = children.get(g.name)?.pid;
+        return { group: g.name, components: [...g.components], cpuUs: pid === undefined ? null : (cpuOf.get(pid) ?? null) };
+      });
     },
     stop(reason = "stopped") {
       stopAll(reason, 0);

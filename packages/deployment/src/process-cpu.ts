@@ -18,27 +18,34 @@ async function statOf(pid: number): Promise<{ ppid: number; ticks: number } | nu
  * Linux, or no such process). Children that have exited count only once their parent reaped them.
  */
 export async function processTreeCpuUs(root: number): Promise<number | null> {
-  const own = await statOf(root);
-  if (own === null) return null;
+  return (await processTreesCpuUs([root]))[0]!;
+}
+
+/** `processTreeCpuUs` of each root, from one reading of /proc. */
+export async function processTreesCpuUs(roots: readonly number[]): Promise<(number | null)[]> {
   const names = await readdir("/proc").catch(() => [] as string[]);
   const stats = new Map<number, { ppid: number; ticks: number }>();
   await Promise.all(
-    names
-      .filter((n) => /^\d+$/.test(n))
-      .map(async (n) => {
-        const s = await statOf(Number(n));
-        if (s !== null) stats.set(Number(n), s);
-      }),
+    [...new Set([...names.filter((n) => /^\d+$/.test(n)).map(Number), ...roots])].map(async (pid) => {
+      const s = await statOf(pid);
+      if (s !== null) stats.set(pid, s);
+    }),
   );
-  stats.set(root, own);
   const childrenOf = new Map<number, number[]>();
-  for (const [pid, s] of stats) childrenOf.set(s.ppid, [...(childrenOf.get(s.ppid) ?? []), pid]);
-  let ticks = 0;
-  const stack = [root];
-  while (stack.length > 0) {
-    const pid = stack.pop()!;
-    ticks += stats.get(pid)?.ticks ?? 0;
-    stack.push(...(childrenOf.get(pid) ?? []));
+  for (const [pid, s] of stats) {
+    const siblings = childrenOf.get(s.ppid);
+    if (siblings === undefined) childrenOf.set(s.ppid, [pid]);
+    else siblings.push(pid);
   }
-  return ticks * US_PER_TICK;
+  return roots.map((root) => {
+    if (!stats.has(root)) return null;
+    let ticks = 0;
+    const stack = [root];
+    while (stack.length > 0) {
+      const pid = stack.pop()!;
+      ticks += stats.get(pid)?.ticks ?? 0;
+      stack.push(...(childrenOf.get(pid) ?? []));
+    }
+    return ticks * US_PER_TICK;
+  });
 }

@@ -52,7 +52,6 @@ export function cpuRows(group: Group): GroupCpuRow[] {
 
 function rowOf(group: string, components: readonly string[], runs: readonly RunData[], cpuOf: (run: RunData) => number | undefined): GroupCpuRow {
   let cpu = 0;
-  let seconds = 0;
   let counted = 0;
   let frames = 0;
   let sounds = 0;
@@ -62,7 +61,6 @@ function rowOf(group: string, components: readonly string[], runs: readonly RunD
     if (us === undefined) continue;
     counted++;
     cpu += us;
-    seconds += (run.ticks ?? 0) / TICKS_PER_SECOND;
     frames += run.ticks ?? 0;
     for (const s of run.rpc) {
       if (s.side !== "caller" || !components.includes(s.dst)) continue;
@@ -71,7 +69,7 @@ function rowOf(group: string, components: readonly string[], runs: readonly RunD
     }
   }
   const handled = [...calls.values()].reduce((a, b) => a + b, 0);
-  const perSecond = seconds > 0 ? cpu / seconds : null;
+  const perSecond = frames > 0 ? cpu / (frames / TICKS_PER_SECOND) : null;
   const single = components.length === 1 ? components[0] : undefined;
   return {
     group,

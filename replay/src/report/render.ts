@@ -220,6 +220,7 @@ export function renderMetricsCsv(report: Report): string {
 
 /** The same numbers as the tables, plus every run's raw samples (ms). */
 export function metricsJson(report: Report): unknown {
+  const penalties = pairedPenalties(report.groups);
   return {
     format: REPORT_FORMAT,
     generatedAt: report.generatedAt,
@@ -234,7 +235,7 @@ export function metricsJson(report: Report): unknown {
       pooledRunCount: g.pooled.length,
       metrics: g.metrics,
       serverCpu: cpuRows(g),
-      penalties: pairedPenalties(report.groups).filter((p) => p.deployment === g.deployment && p.seed === g.seed),
+      penalties: penalties.filter((p) => p.deployment === g.deployment && p.seed === g.seed),
       rpc: g.rpc.map((r) => ({ src: r.src, dst: r.dst, verb: r.verb, label: r.label, stats: r.stats })),
       runs: g.runs.map((r) => ({
         id: r.id,

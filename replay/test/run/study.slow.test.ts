@@ -46,7 +46,7 @@ describe("the one-command study", () => {
     // The WebSocket link crosses the same emulated links.
     expect(audioMedian("multiregion\\+websocket")).toBeGreaterThan(audioMedian("monolith\\+websocket") + 60);
     // Run N of each deployment paired: multiregion's penalty on input → audio, an interval that excludes 0.
-    const penalty = new RegExp(`\\| multiregion \\| 6977347407732442987 \\| input-to-audio \\| 2 \\| ([\\d.]+) \\| ([\\d.]+) … ([\\d.]+) \\| no \\|`).exec(md);
+    const penalty = /\| multiregion \| 6977347407732442987 \| input-to-audio \| 2 \| ([\d.]+) \| ([\d.]+) … ([\d.]+) \| no \|/.exec(md);
     expect(penalty, md).not.toBeNull();
     expect(Number(penalty![2])).toBeGreaterThan(50);
     // Every run recorded its servers' CPU: the monolith's one process, multiregion's per component and in all.
@@ -55,7 +55,7 @@ describe("the one-command study", () => {
     for (const g of summary.serverCpu.groups) expect(g.cpuUs).toBeGreaterThan(0);
     const cpu = md.slice(md.indexOf("**Server CPU"));
     expect(cpu).toMatch(/\| monolith \| 6977347407732442987 \| [^|]+ \(auth, worldgen, engine, initiator, music, score\) \| 2 \|/);
-    const engine = new RegExp(`\\| multiregion \\| 6977347407732442987 \\| engine \\(engine\\) \\| 2 \\|([^\\n]*)`).exec(cpu);
+    const engine = /\| multiregion \| 6977347407732442987 \| engine \(engine\) \| 2 \|([^\n]*)/.exec(cpu);
     expect(engine, cpu).not.toBeNull();
     const [, perGameSecond, , , perFrame, , gamesPerCore] = engine![1]!.split("|").map((c) => c.trim());
     expect(Number(perGameSecond)).toBeGreaterThan(0);
