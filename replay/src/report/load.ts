@@ -8,8 +8,10 @@ import {
   flappyGoMetrics,
   parseFlappyGoLatencyCsv,
   parseLatencyCsv,
+  pressMetrics,
   tickFrameTimes,
   type MetricValues,
+  type PressValues,
 } from "./metrics.js";
 
 export const RUN_FORMAT = "flaplab-run/1";
@@ -53,13 +55,24 @@ export interface RunData {
   readonly fault: FaultView | null;
   /** Each server process's CPU over the run's game window; null when the run did not record it. */
   readonly serverCpu: ServerCpuView | null;
+  /** With `pnpm study --duet`: the deployment that played at the same time, and the pair's reference. */
+  readonly duet: DuetView | null;
   /** Metric samples; null when the run has no readable latency log. */
   values: MetricValues | null;
+  /** Each press's input-to-effect and input-to-audio by seq (FlapLab runs with a readable log). */
+  presses: PressValues | null;
   /** Tick-frame receive times (ms, page clock), for the inter-arrival plot. */
   frameTimes: number[];
   rpc: RpcSample[];
   /** Things worth knowing that did not make the run unusable. */
   readonly notes: string[];
+}
+
+/** A run's `duet` (see RunSummary). */
+export interface DuetView {
+  readonly partner: string;
+  readonly reference: string;
+  readonly startSkewMs: number | null;
 }
 
 /** A run's `serverCpu` (see RunSummary): the window, and each group process's CPU in it. */
@@ -175,7 +188,9 @@ function emptyRun(source: RunSource, dir: string, deployment: string, seed: stri
     gameId: null,
     fault: null,
     serverCpu: null,
+    duet: null,
     values: null,
+    presses: null,
     frameTimes: [],
     rpc: [],
     notes: [],
@@ -241,6 +256,7 @@ export async function loadFlapLabRun(dir: string): Promise<RunData | null> {
     gameId: strOrNull(summary["gameId"]),
     fault: faultOf(summary["fault"]),
     serverCpu: serverCpuOf(summary["serverCpu"]),
+    duet: duetOf(summary["duet"]),
   };
 
   // A failed run keeps its failure as the reason; its files only add notes.
@@ -262,6 +278,7 @@ export async function loadFlapLabRun(dir: string): Promise<RunData | null> {
       startMs: latency ? numOrNull(latency["startMs"]) : null,
     });
     run.frameTimes = tickFrameTimes(rows);
+    run.presses = pressMetrics(rows);
   } catch (err) {
     return fail(`latency.csv ${errorText(err)}`);
   }
@@ -277,6 +294,13 @@ export async function loadFlapLabRun(dir: string): Promise<RunData | null> {
     return fail(`rpc.ndjson ${errorText(err)}`);
   }
   return run;
+}
+
+function duetOf(v: unknown): DuetView | null {
+  if (!isObject(v)) return null;
+  const partner = strOrNull(v["partner"]);
+  const reference = strOrNull(v["reference"]);
+  return partner && reference ? { partner, reference, startSkewMs: numOrNull(v["startSkewMs"]) } : null;
 }
 
 /** RPC samples from call-log NDJSON (records with a numeric durationNs). */

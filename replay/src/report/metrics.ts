@@ -123,30 +123,46 @@ export function tickFrameTimes(rows: readonly LatencyRow[]): number[] {
   return byTime(rows.filter((r) => r.type === "frame" && r.direction === "recv" && r.kind !== "ack")).map((r) => r.time);
 }
 
-/** The metrics of one FlapLab run, computed from its latency log. */
-export function flapLabMetrics(rows: readonly LatencyRow[], fallback: { authMs?: number | null; startMs?: number | null } = {}): MetricValues {
-  const frames = byTime(rows.filter((r) => r.type === "frame" && r.direction === "recv"));
-  const ticks = tickFrameTimes(rows);
-  const audio = byTime(rows.filter((r) => r.type === "audio" && r.direction === "recv"));
-  // The first send row of each seq; inputs without seq count only for input-to-next-frame.
+/** The metrics a press has on its own, by the press's seq: what a duet pairs press by press. */
+export type PressMetricId = "input_to_effect" | "input_to_audio";
+export const PRESS_METRICS: readonly PressMetricId[] = ["input_to_audio", "input_to_effect"];
+export type PressValues = Record<PressMetricId, ReadonlyMap<number, number>>;
+
+/** The first send row of each seq, by time; inputs without seq count only for input-to-next-frame. */
+function firstSends(rows: readonly LatencyRow[]): LatencyRow[] {
   const seen = new Set<number>();
-  const inputs = byTime(rows.filter((r) => r.type === "input" && r.direction === "send")).filter((r) => {
+  return byTime(rows.filter((r) => r.type === "input" && r.direction === "send")).filter((r) => {
     if (r.seq === null) return true;
     if (seen.has(r.seq)) return false;
     seen.add(r.seq);
     return true;
   });
+}
 
-  const effect: number[] = [];
-  const toAudio: number[] = [];
-  for (const input of inputs) {
+/** Each press's input-to-effect and input-to-audio (ms), by its seq, from a FlapLab latency log. */
+export function pressMetrics(rows: readonly LatencyRow[]): PressValues {
+  const frames = byTime(rows.filter((r) => r.type === "frame" && r.direction === "recv"));
+  const audio = byTime(rows.filter((r) => r.type === "audio" && r.direction === "recv"));
+  const effect = new Map<number, number>();
+  const toAudio = new Map<number, number>();
+  for (const input of firstSends(rows)) {
     if (input.seq === null) continue;
     const seq = input.seq;
     const frame = frames.find((f) => f.reflectedSeq !== null && f.reflectedSeq >= seq && f.time >= input.time);
-    if (frame) effect.push(round3(frame.time - input.time));
+    if (frame) effect.set(seq, round3(frame.time - input.time));
     const clip = audio.find((a) => a.seq === seq && seq > 0);
-    if (clip) toAudio.push(round3(clip.time - input.time));
+    if (clip) toAudio.set(seq, round3(clip.time - input.time));
   }
+  return { input_to_effect: effect, input_to_audio: toAudio };
+}
+
+/** The metrics of one FlapLab run, computed from its latency log. */
+export function flapLabMetrics(rows: readonly LatencyRow[], fallback: { authMs?: number | null; startMs?: number | null } = {}): MetricValues {
+  const ticks = tickFrameTimes(rows);
+  const inputs = firstSends(rows);
+  const presses = pressMetrics(rows);
+  const effect = [...presses.input_to_effect.values()];
+  const toAudio = [...presses.input_to_audio.values()];
 
   const rtt = (type: string, fb: number | null | undefined): number[] => {
     const ms = rows.filter((r) => r.type === type && r.direction === "rtt" && r.ms !== null).map((r) => r.ms!);

@@ -1,7 +1,7 @@
 import { Rand } from "@flaplab/go-rand";
 import type { Group } from "./aggregate.js";
 import type { RunData } from "./load.js";
-import { COMPARISON_METRICS, type MetricId } from "./metrics.js";
+import { COMPARISON_METRICS, type MetricId, PRESS_METRICS, type PressMetricId } from "./metrics.js";
 
 /** Confidence of the intervals. */
 export const CONFIDENCE = 0.95;
@@ -28,11 +28,7 @@ export interface PairedPenalty {
 
 /** The median of a run's samples of `metric`, or null. */
 export function runMedian(run: RunData, metric: MetricId): number | null {
-  const values = run.values?.[metric];
-  if (!values || values.length === 0) return null;
-  const s = [...values].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+  return median(run.values?.[metric] ?? []);
 }
 
 /** The round of a run: its number among its deployment × seed's runs (run-003 is round 3). */
@@ -93,6 +89,85 @@ export function pairedPenalties(groups: readonly Group[], baseline = BASELINE): 
       }
       const { mean, low, high } = bootstrapMean(diffs);
       out.push({ deployment: group.deployment, seed: group.seed, metric, pairs: diffs.length, meanMs: mean, lowMs: low, highMs: high, includesZero: low <= 0 && high >= 0 });
+    }
+  }
+  return out;
+}
+
+/** A duet's penalty, press by press: one deployment against the one it played beside. */
+export interface DuetPenalty {
+  readonly deployment: string;
+  /** The deployment it played beside at the same time (the duet's reference). */
+  readonly reference: string;
+  readonly seed: string;
+  readonly metric: PressMetricId;
+  /** Duet runs where both sides have presses of the metric. */
+  readonly pairs: number;
+  /** Presses paired over those runs. */
+  readonly presses: number;
+  /** The mean over runs of the median of that run's press-by-press differences (deployment − reference), ms. */
+  readonly meanMs: number | null;
+  readonly lowMs: number | null;
+  readonly highMs: number | null;
+  readonly includesZero: boolean | null;
+  /** The median over runs of how far apart the two games started, |ms|. */
+  readonly startSkewMs: number | null;
+}
+
+function median(xs: readonly number[]): number | null {
+  if (xs.length === 0) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+/**
+ * Every duet's penalty press by press: for run N of a deployment that played beside its reference,
+ * the differences of each press's metric between the two (same seq: the same press of the trace,
+ * at the same moment of the machine), their median per run, and the mean of those over runs with a
+ * percentile-bootstrap interval (the runs are the resampled unit: presses of one run are not
+ * independent).
+ */
+export function duetPenalties(groups: readonly Group[]): DuetPenalty[] {
+  const out: DuetPenalty[] = [];
+  for (const group of groups) {
+    const duetRuns = group.pooled.filter((r) => r.duet !== null && r.duet.reference !== group.deployment);
+    const referenceName = duetRuns[0]?.duet?.reference;
+    if (referenceName === undefined) continue;
+    const reference = groups.find((g) => g.seed === group.seed && g.deployment === referenceName);
+    if (reference === undefined) continue;
+    const referenceByRound = new Map<number, RunData>();
+    for (const run of reference.pooled) {
+      const r = roundOf(run);
+      if (r !== null && run.duet?.partner === group.deployment) referenceByRound.set(r, run);
+    }
+    const skews = duetRuns.map((r) => r.duet?.startSkewMs).filter((s): s is number => typeof s === "number").map(Math.abs);
+    for (const metric of PRESS_METRICS) {
+      const perRun: number[] = [];
+      let presses = 0;
+      for (const run of duetRuns) {
+        const r = roundOf(run);
+        const other = r === null ? undefined : referenceByRound.get(r);
+        const mine = run.presses?.[metric];
+        const theirs = other?.presses?.[metric];
+        if (!mine || !theirs) continue;
+        const diffs: number[] = [];
+        for (const [seq, ms] of mine) {
+          const base = theirs.get(seq);
+          if (base !== undefined) diffs.push(ms - base);
+        }
+        const m = median(diffs);
+        if (m === null) continue;
+        perRun.push(m);
+        presses += diffs.length;
+      }
+      const common = { deployment: group.deployment, reference: referenceName, seed: group.seed, metric, pairs: perRun.length, presses, startSkewMs: median(skews) };
+      if (perRun.length < 2) {
+        out.push({ ...common, meanMs: perRun[0] ?? null, lowMs: null, highMs: null, includesZero: null });
+        continue;
+      }
+      const { mean, low, high } = bootstrapMean(perRun);
+      out.push({ ...common, meanMs: mean, lowMs: low, highMs: high, includesZero: low <= 0 && high >= 0 });
     }
   }
   return out;

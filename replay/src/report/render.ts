@@ -4,7 +4,7 @@ import { markdownCell, renderTable } from "@flaplab/report-kit/markdown";
 import { STAT_KEYS } from "@flaplab/report-kit/latency";
 import { cpuRows } from "./cpu.js";
 import { METRICS } from "./metrics.js";
-import { pairedPenalties } from "./paired.js";
+import { duetPenalties, pairedPenalties } from "./paired.js";
 import { cdfPlot, interArrivalPlot, rpcPlot } from "./plots.js";
 import {
   comparisonTable,
@@ -14,6 +14,7 @@ import {
   groupTitle,
   latencyTable,
   penaltyTable,
+  duetTable,
   problemsTable,
   rpcTable,
   runsTable,
@@ -141,6 +142,7 @@ export function renderHtml(report: Report): string {
 <section id="comparison"><h2>Comparison</h2>
 ${htmlTable(comparisonTable(report))}
 ${htmlTable(penaltyTable(report))}
+${htmlTable(duetTable(report))}
 ${htmlTable(cpuTable(report))}
 ${htmlCdfs(report)}
 </section>
@@ -172,6 +174,7 @@ export function renderMarkdown(report: Report): string {
     "",
     mdTable(comparisonTable(report)),
     mdTable(penaltyTable(report)),
+    mdTable(duetTable(report)),
     mdTable(cpuTable(report)),
   ];
   const problems = problemsTable(report);
@@ -221,6 +224,7 @@ export function renderMetricsCsv(report: Report): string {
 /** The same numbers as the tables, plus every run's raw samples (ms). */
 export function metricsJson(report: Report): unknown {
   const penalties = pairedPenalties(report.groups);
+  const duets = duetPenalties(report.groups);
   return {
     format: REPORT_FORMAT,
     generatedAt: report.generatedAt,
@@ -236,6 +240,7 @@ export function metricsJson(report: Report): unknown {
       metrics: g.metrics,
       serverCpu: cpuRows(g),
       penalties: penalties.filter((p) => p.deployment === g.deployment && p.seed === g.seed),
+      duet: duets.filter((p) => p.deployment === g.deployment && p.seed === g.seed),
       rpc: g.rpc.map((r) => ({ src: r.src, dst: r.dst, verb: r.verb, label: r.label, stats: r.stats })),
       runs: g.runs.map((r) => ({
         id: r.id,

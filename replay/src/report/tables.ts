@@ -3,12 +3,12 @@ import { STAT_HEADERS, STAT_KEYS, type Stats } from "@flaplab/report-kit/latency
 import { cpuRows } from "./cpu.js";
 import type { RunData } from "./load.js";
 import { COMPARISON_METRICS, METRICS, metricInfo } from "./metrics.js";
-import { CONFIDENCE, pairedPenalties } from "./paired.js";
+import { CONFIDENCE, duetPenalties, pairedPenalties } from "./paired.js";
 
 /** A table as both renderers see it: plain-text cells. */
 export interface Table {
   /** "stats" for the latency tables (fixed columns), else what the table lists. */
-  readonly kind: "stats" | "runs" | "failures" | "faults" | "comparison" | "problems" | "cpu" | "penalties";
+  readonly kind: "stats" | "runs" | "failures" | "faults" | "comparison" | "problems" | "cpu" | "penalties" | "duet";
   readonly caption: string;
   /** How many leading columns hold text (left-aligned); the rest are numbers. */
   readonly textColumns: number;
@@ -231,6 +231,30 @@ export function penaltyTable(report: Report): Table {
       formatMs(p.meanMs),
       p.lowMs === null || p.highMs === null ? NONE : `${formatMs(p.lowMs)} … ${formatMs(p.highMs)}`,
       p.includesZero === null ? NONE : p.includesZero ? "yes" : "no",
+    ]),
+  };
+}
+
+export const DUET_HEADERS = ["deployment", "beside", "seed", "metric", "runs", "presses", "penalty (ms)", `${Math.round(CONFIDENCE * 100)} % interval (ms)`, "includes 0", "start skew (ms)"] as const;
+
+/** Each duet's press-by-press penalty (empty without duet runs). */
+export function duetTable(report: Report): Table {
+  return {
+    kind: "duet",
+    caption: `Duet, press by press: two deployments playing the same trace at the same time; per run the median of each press's difference (deployment − the one beside it), the mean over runs, ${Math.round(CONFIDENCE * 100)} % percentile-bootstrap interval over runs, ms; start skew: the median gap between the two games' starts`,
+    textColumns: 4,
+    headers: DUET_HEADERS,
+    rows: duetPenalties(report.groups).map((p) => [
+      p.deployment,
+      p.reference,
+      p.seed,
+      metricInfo(p.metric).label,
+      String(p.pairs),
+      String(p.presses),
+      formatMs(p.meanMs),
+      p.lowMs === null || p.highMs === null ? NONE : `${formatMs(p.lowMs)} … ${formatMs(p.highMs)}`,
+      p.includesZero === null ? NONE : p.includesZero ? "yes" : "no",
+      formatMs(p.startSkewMs),
     ]),
   };
 }

@@ -50,6 +50,8 @@ export interface RunSummary {
   readonly fault: FaultOutcome | null;
   /** The server processes' CPU over the game (login to game over), when the runner knows them. */
   readonly serverCpu: ServerCpu | null;
+  /** With `pnpm study --duet`: the deployment that played the same trace at the same time (null otherwise). */
+  readonly duet: DuetInfo | null;
   readonly startedAt: string;
   readonly durationMs: number;
 }
@@ -70,6 +72,16 @@ export function cpuBetween(before: readonly GroupCpu[], after: readonly GroupCpu
       return { group: a.group, components: [...a.components], cpuUs: a.cpuUs === null || b === undefined || b === null ? null : Math.max(0, a.cpuUs - b) };
     }),
   };
+}
+
+/** A run of a duet: two deployments playing the same trace at the same time, each in its own browser. */
+export interface DuetInfo {
+  /** The other deployment's folder name. */
+  readonly partner: string;
+  /** The deployment the pair's differences are taken against (the first of `--duet`). */
+  readonly reference: string;
+  /** This page's start (input 1) minus the partner's, ms; null when either did not start. */
+  readonly startSkewMs: number | null;
 }
 
 export interface FaultOutcome {
@@ -161,14 +173,7 @@ export async function replay(opts: ReplayOptions, log: Log): Promise<ReplayRepor
         const folder = join(seedDir, final ? runName : `${runName}.attempt-${attempt}`);
         await writeRun(folder, summary, summary.status === "ok" || summary.gameId ? await gatherRpc(opts.rpcLogs, summary.gameId) : []);
         report.folders.push(folder);
-        const secs = ((Date.now() - started) / 1000).toFixed(1);
-        const lateness = summary.dispatch.latenessMs;
-        log(
-          `run ${index}/${total}  seed ${trace.seed}  score ${summary.score ?? "-"}/${expected.score}  ` +
-            `${summary.status === "ok" ? "ok" : `FAILED (${summary.failure?.reason})`}  ${secs} s` +
-            (lateness.p50 !== null ? `  dispatch lateness p50 ${lateness.p50.toFixed(2)} ms, max ${lateness.max!.toFixed(2)} ms` : "") +
-            (attempt > 1 ? `  [attempt ${attempt}]` : ""),
-        );
+        log(`run ${index}/${total}  ${runLine(summary, Date.now() - started)}`);
         if (final) {
           report.runs++;
           if (summary.status === "ok") report.ok++;
@@ -182,14 +187,25 @@ export async function replay(opts: ReplayOptions, log: Log): Promise<ReplayRepor
   return report;
 }
 
-async function nextRunNumber(dir: string): Promise<number> {
+/** One line on how a run went: seed, score against the simulator's, time, the page's press lateness. */
+export function runLine(summary: RunSummary, durationMs: number): string {
+  const lateness = summary.dispatch.latenessMs;
+  return (
+    `seed ${summary.seed}  score ${summary.score ?? "-"}/${summary.expected.score}  ` +
+    `${summary.status === "ok" ? "ok" : `FAILED (${summary.failure?.reason})`}  ${(durationMs / 1000).toFixed(1)} s` +
+    (lateness.p50 !== null ? `  dispatch lateness p50 ${lateness.p50.toFixed(2)} ms, max ${lateness.max!.toFixed(2)} ms` : "") +
+    (summary.attempt > 1 ? `  [attempt ${summary.attempt}]` : "")
+  );
+}
+
+export async function nextRunNumber(dir: string): Promise<number> {
   const names = await readdir(dir).catch(() => [] as string[]);
   const used = names.map((n) => /^run-(\d+)/.exec(n)?.[1]).filter(Boolean).map(Number);
   return used.length ? Math.max(...used) + 1 : 1;
 }
 
 /** Writes a run folder under a temporary name and renames it at the end: no half-written run folders. */
-async function writeRun(folder: string, summary: RunSummary & { csv?: string }, rpc: string[]): Promise<void> {
+export async function writeRun(folder: string, summary: RunSummary & { csv?: string }, rpc: string[]): Promise<void> {
   const partial = `${folder}.partial`;
   await rm(partial, { recursive: true, force: true });
   await mkdir(partial, { recursive: true });
@@ -202,7 +218,7 @@ async function writeRun(folder: string, summary: RunSummary & { csv?: string }, 
 }
 
 /** The call records of one game from the servers' call logs. */
-async function gatherRpc(dirs: readonly string[], gameId: string | null): Promise<string[]> {
+export async function gatherRpc(dirs: readonly string[], gameId: string | null): Promise<string[]> {
   if (!gameId || dirs.length === 0) return [];
   await new Promise((r) => setTimeout(r, 200)); // the servers write their logs asynchronously
   const out: string[] = [];
@@ -216,7 +232,32 @@ async function gatherRpc(dirs: readonly string[], gameId: string | null): Promis
   return out;
 }
 
-interface RunContext {
+/**
+ * Starts several pages' games together: each party calls `arrive()` once logged in (and waits), or
+ * `leave()` when it will not start; the games start when every party has done one or the other.
+ */
+export class StartBarrier {
+  private left: number;
+  private open!: () => void;
+  readonly opened = new Promise<void>((resolve) => {
+    this.open = resolve;
+  });
+  constructor(parties: number) {
+    this.left = parties;
+  }
+  arrive(): Promise<void> {
+    this.count();
+    return this.opened;
+  }
+  leave(): void {
+    this.count();
+  }
+  private count(): void {
+    if (--this.left <= 0) this.open();
+  }
+}
+
+export interface RunContext {
   deployment: string;
   topology: string | null;
   user: { name: string; password: string; registered: boolean };
@@ -224,9 +265,13 @@ interface RunContext {
   attempt: number;
   /** Filled by `play` when it injected the fault. */
   injected?: { atTick: number | null; action: string | null };
+  /** Duet runs: wait here, logged in, until the partner's page is too; filled with the start's epoch ms. */
+  barrier?: StartBarrier;
+  arrived?: boolean;
+  startEpoch?: number;
 }
 
-async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunContext): Promise<RunSummary & { csv: string }> {
+export async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunContext): Promise<RunSummary & { csv: string }> {
   const startedAt = new Date();
   const t0 = Date.now();
   const samples: DispatchSample[] = [];
@@ -254,6 +299,7 @@ async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunContext):
   } catch (err) {
     failure = { reason: `browser: ${(err as Error).message.split("\n")[0]}`, stage: "login" };
   } finally {
+    if (ctx.barrier && !ctx.arrived) ctx.barrier.leave();
     await browser?.close();
   }
   const last = game?.lastGame ?? null;
@@ -307,6 +353,7 @@ async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunContext):
     rpcRecords: null,
     fault,
     serverCpu,
+    duet: null,
     startedAt: startedAt.toISOString(),
     durationMs: Date.now() - t0,
     csv: game?.csv ?? "",
@@ -432,6 +479,10 @@ async function play(
 
   const offsets = replayFlapOffsetsMs(trace.trace);
   if (opts.fault) return playWithFault(page, opts, opts.fault, trace, ctx);
+  if (ctx.barrier) {
+    ctx.arrived = true;
+    await ctx.barrier.arrive();
+  }
   try {
     await page.keyboard.press("Space");
     // The game starts when the page sends input 1 (after StartGame and opening both streams).
@@ -447,6 +498,7 @@ async function play(
     );
     const startEpoch = (await startHandle.jsonValue()) as number;
     if (startEpoch < 0) return { reason: "the game ended before it started (streams could not be opened)", stage: "start" };
+    ctx.startEpoch = startEpoch;
     for (const offset of offsets) {
       await waitUntil(startEpoch + offset - 3);
       if ((await pageState(page)) !== "playing") break; // game over early: stop pressing

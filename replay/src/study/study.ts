@@ -14,6 +14,7 @@ import {
   type ReplayOptions,
   type StreamLink,
 } from "../run/options.js";
+import { replayDuet } from "../run/duet.js";
 import { replay } from "../run/runner.js";
 import { type RunningDeployment, startStudyDeployment } from "./deployment.js";
 import { faultInjector } from "./faults.js";
@@ -27,12 +28,15 @@ export const FAULT_DEPLOYMENT = "microservices-sharded";
 
 export const STUDY_USAGE = `usage: pnpm study [--runs <n>] [--out <dir>] [--deployments a,b,…] [--trace <file> …] [--retries <n>]
                   [--chromium <path>] [--stock-scheduling] [--links webtransport,websocket]
-                  [--fault <kind>@<tick>] [--tls] [--sequential]
+                  [--fault <kind>@<tick>] [--tls] [--sequential | --duet <a>,<b>]
   Runs every deployment (default: ${STUDY_DEPLOYMENTS.join(", ")}) with pnpm dev, replays every trace
   (default: the easy and hard seeds in replay/traces) --runs times each in Chromium over each stream
   link (default: webtransport; runs over websocket are filed as <deployment>+websocket), and writes
   one report. The deployments run side by side and take turns, round by round (run N of each in
   round N, the order rotating), so the report can pair them; --sequential runs one after the other.
+  --duet a,b runs two deployments at the same time instead: each run, both play the same trace, each
+  in its own browser, started together, and the report adds their press-by-press differences
+  (b − a; a is usually monolith).
   --fault engine-kill|engine-drain|music-kill|score-kill|link-cut@<tick> kills (SIGKILL) or drains
   (SIGTERM) the process serving each game, or cuts the browser's link to its engine for 500 ms, when
   the game reaches <tick>; the page then presses on the game's tick clock. Default deployment with a fault: ${FAULT_DEPLOYMENT}. Runs are filed as
@@ -57,6 +61,8 @@ export interface StudyOptions {
   readonly tls: boolean;
   /** One deployment after the other instead of interleaved rounds. */
   readonly sequential: boolean;
+  /** The two deployments (`deployments`) play at the same time, each run. */
+  readonly duet: boolean;
 }
 
 export function parseStudyArgs(argv: readonly string[], cwd: string, repo: string): StudyOptions {
@@ -76,6 +82,7 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
           links: { type: "string", default: "webtransport" },
           tls: { type: "boolean", default: false },
           sequential: { type: "boolean", default: false },
+          duet: { type: "string" },
         },
       }).values;
     } catch (err) {
@@ -87,13 +94,22 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
   const retries = Number(values.retries);
   if (!Number.isInteger(retries) || retries < 0 || retries > 10) throw new ReplayUsageError(`--retries must be 0…10, got ${values.retries}`);
   const fault = values.fault === undefined ? undefined : parseFault(values.fault);
+  const duet = values.duet !== undefined;
+  if (duet) {
+    const clash = values.deployments !== undefined ? "--deployments" : values.sequential ? "--sequential" : fault ? "--fault" : null;
+    if (clash) throw new ReplayUsageError(`--duet names its two deployments and cannot go with ${clash}`);
+  }
+  // A name is one of the repository's topologies; a file is resolved like the other paths.
+  const deployments = (values.duet ?? values.deployments ?? (fault ? FAULT_DEPLOYMENT : STUDY_DEPLOYMENTS.join(",")))
+    .split(",")
+    .map((d) => d.trim())
+    .filter(Boolean)
+    .map((d) => (d.includes("/") || d.endsWith(".json") ? resolve(cwd, d) : d));
+  if (duet && (deployments.length !== 2 || deployments[0] === deployments[1])) {
+    throw new ReplayUsageError(`--duet needs two different deployments, as in --duet monolith,microservices; got "${values.duet}"`);
+  }
   return {
-    // A name is one of the repository's topologies; a file is resolved like the other paths.
-    deployments: (values.deployments ?? (fault ? FAULT_DEPLOYMENT : STUDY_DEPLOYMENTS.join(",")))
-      .split(",")
-      .map((d) => d.trim())
-      .filter(Boolean)
-      .map((d) => (d.includes("/") || d.endsWith(".json") ? resolve(cwd, d) : d)),
+    deployments,
     traces: values.trace?.map((t) => resolve(cwd, t)) ?? STUDY_TRACES.map((t) => resolve(repo, t)),
     runs,
     retries,
@@ -104,7 +120,16 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
     ...(fault ? { fault } : {}),
     tls: values.tls,
     sequential: values.sequential,
+    duet,
   };
+}
+
+/** The deployments a study has started and not yet stopped (to stop them when the study is interrupted). */
+const started = new Set<RunningDeployment>();
+
+/** Stops every deployment a running study started: for a study interrupted by a signal. */
+export async function stopStudyDeployments(): Promise<void> {
+  await Promise.all([...started].map((d) => d.stop()));
 }
 
 /** Deployment `i` of `n` in round `round` (0-based): the order rotates by one each round. */
@@ -128,7 +153,7 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
   const start = async (i: number, topology = opts.deployments[i]!): Promise<RunningDeployment> => {
     // A topology name ("multiaz") or a topology file; runs are filed under its name.
     log(`study: deployment ${i + 1}/${opts.deployments.length}: ${names[i]} — starting`);
-    return startStudyDeployment(
+    const deployment = await startStudyDeployment(
       topology,
       join(opts.out, "data", names[i]!),
       (event) => {
@@ -139,14 +164,34 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
       // A link to cut needs a proxy on it.
       { proxyBrowserLinks: opts.fault?.kind === "link-cut", tlsBetweenRegions: opts.tls },
     );
+    started.add(deployment);
+    void deployment.stopped.then(() => started.delete(deployment));
+    return deployment;
   };
-  /** Replays every trace `runs` times on one deployment, over each link. */
-  const play = async (name: string, deployment: RunningDeployment, runs: number, progress: string): Promise<void> => {
-    for (const link of opts.links) {
-      // "+tls" only where some call really went over TLS (a deployment with groups in several regions).
-      const tls = deployment.emulation?.edges.some((e) => e.tls) ? "+tls" : "";
-      const folder = `${deploymentFolder(name, link)}${tls}${opts.fault ? `+${opts.fault.kind}@${opts.fault.tick}` : ""}`;
-      const replayOptions: ReplayOptions = {
+  type Started = { readonly name: string; readonly deployment: RunningDeployment };
+  /** Starts every deployment side by side, each on free loopback ports (a repository topology has fixed ones), runs `body`, stops them. */
+  const sideBySide = async (body: (running: readonly Started[]) => Promise<void>): Promise<void> => {
+    const running: Started[] = [];
+    const copies: TopologyCopy[] = [];
+    try {
+      for (const [i, name] of names.entries()) {
+        const topology = opts.deployments[i]!;
+        const copy = await topologyOnFreePorts(topology.includes("/") ? topology : join(TOPOLOGIES_DIR, `${topology}.json`));
+        copies.push(copy);
+        running.push({ name, deployment: await start(i, copy.file) });
+      }
+      await body(running);
+    } finally {
+      await Promise.all(running.map((d) => d.deployment.stop()));
+      await Promise.all(copies.map((c) => rm(c.dir, { recursive: true, force: true })));
+    }
+  };
+  /** What the runner needs to replay every trace `runs` times on one deployment over `link`. */
+  const replayOptionsFor = (name: string, deployment: RunningDeployment, runs: number, link: StreamLink): ReplayOptions => {
+    // "+tls" only where some call really went over TLS (a deployment with groups in several regions).
+    const tls = deployment.emulation?.edges.some((e) => e.tls) ? "+tls" : "";
+    const folder = `${deploymentFolder(name, link)}${tls}${opts.fault ? `+${opts.fault.kind}@${opts.fault.tick}` : ""}`;
+    return {
         url: deployment.webUrl,
         traces,
         runs,
@@ -160,13 +205,29 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
         link,
         serverCpu: () => deployment.cpuTimes(),
         ...(opts.fault ? { fault: { ...opts.fault, inject: faultInjector(opts.fault.kind, deployment, (line) => log(`study:   ${folder}: ${line}`)) } } : {}),
-      };
-      const result = await replay(replayOptions, (line) => log(`study:   ${folder}${progress}: ${line}`));
+    };
+  };
+  /** Replays every trace `runs` times on one deployment, over each link. */
+  const play = async (name: string, deployment: RunningDeployment, runs: number, progress: string): Promise<void> => {
+    for (const link of opts.links) {
+      const replayOptions = replayOptionsFor(name, deployment, runs, link);
+      const result = await replay(replayOptions, (line) => log(`study:   ${replayOptions.deployment}${progress}: ${line}`));
       ok += result.ok;
       failed += result.failed;
     }
   };
-  if (opts.sequential) {
+  if (opts.duet) {
+    await sideBySide(async (running) => {
+      const [a, b] = running as [Started, Started];
+      for (const link of opts.links) {
+        const pair = [replayOptionsFor(a.name, a.deployment, opts.runs, link), replayOptionsFor(b.name, b.deployment, opts.runs, link)] as const;
+        log(`study: duet: ${pair[0].deployment} and ${pair[1].deployment} play each trace at the same time, ${opts.runs} times`);
+        const result = await replayDuet(pair, (line) => log(`study:   duet: ${line}`));
+        ok += result.ok;
+        failed += result.failed;
+      }
+    });
+  } else if (opts.sequential) {
     for (const [i, name] of names.entries()) {
       const deployment = await start(i);
       try {
@@ -176,25 +237,13 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
       }
     }
   } else {
-    const running: { name: string; deployment: RunningDeployment }[] = [];
-    const copies: TopologyCopy[] = [];
-    try {
-      for (const [i, name] of names.entries()) {
-        // Side by side: each on free loopback ports (a repository topology has fixed ones).
-        const topology = opts.deployments[i]!;
-        const copy = await topologyOnFreePorts(topology.includes("/") ? topology : join(TOPOLOGIES_DIR, `${topology}.json`));
-        copies.push(copy);
-        running.push({ name, deployment: await start(i, copy.file) });
-      }
+    await sideBySide(async (running) => {
       for (let round = 0; round < opts.runs; round++) {
         const order = roundOrder(running, round);
         log(`study: round ${round + 1}/${opts.runs}: ${order.map((d) => d.name).join(", ")}`);
         for (const d of order) await play(d.name, d.deployment, 1, ` (round ${round + 1}/${opts.runs})`);
       }
-    } finally {
-      await Promise.all(running.map((d) => d.deployment.stop()));
-      await Promise.all(copies.map((c) => rm(c.dir, { recursive: true, force: true })));
-    }
+    });
   }
   const reportDir = join(opts.out, "report");
   const { files } = await generateReport({ inputs: [runsDir], outDir: reportDir });

@@ -51,6 +51,8 @@ export interface RunSpec {
   summaryText?: string;
   /** The run's serverCpu (absent: none recorded). */
   serverCpu?: unknown;
+  /** The run's duet (absent: not a duet run). */
+  duet?: unknown;
 }
 
 const made: string[] = [];
@@ -90,6 +92,7 @@ export async function writeRun(root: string, spec: RunSpec): Promise<string> {
     startedAt: "2026-11-21T10:00:00.000Z",
     durationMs: 15000,
     ...(spec.serverCpu === undefined ? {} : { serverCpu: spec.serverCpu }),
+    ...(spec.duet === undefined ? {} : { duet: spec.duet }),
   };
   await writeFile(join(dir, "summary.json"), spec.summaryText ?? JSON.stringify(summary, null, 2));
   await writeFile(join(dir, "latency.csv"), latencyCsv(spec.rows));

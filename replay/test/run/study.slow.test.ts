@@ -1,3 +1,4 @@
+import { execFileSync, spawn } from "node:child_process";
 import { readFile, rm } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -64,6 +65,61 @@ describe("the one-command study", () => {
     expect(cpu).toMatch(/\| multiregion \| 6977347407732442987 \| all \(/);
     await readFile(join(out, "report", "report.html"));
   }, 300_000);
+
+  it("runs a duet: two deployments playing the same trace at the same time, paired press by press", async () => {
+    const mono = await topologyOnFreePorts("monolith");
+    const micro = await topologyOnFreePorts("microservices");
+    dirs.push(mono.dir, micro.dir);
+    const out = join(mono.dir, "duet");
+    const opts = parseStudyArgs(["--runs", "2", "--out", out, "--duet", `${mono.file},${micro.file}`, "--trace", "replay/traces/6977347407732442987.csv"], REPO, REPO);
+    const lines: string[] = [];
+    const result = await runStudy(opts, (l) => lines.push(l));
+    expect(result, lines.join("\n")).toMatchObject({ ok: 4, failed: 0 });
+    const [a, b] = [basename(mono.file, ".json"), basename(micro.file, ".json")];
+    const summary = async (name: string, run: string) =>
+      JSON.parse(await readFile(join(out, "runs", name, "6977347407732442987", run, "summary.json"), "utf8"));
+    for (const run of ["run-001", "run-002"]) {
+      const [sa, sb] = [await summary(a, run), await summary(b, run)];
+      expect(sa.duet).toMatchObject({ partner: b, reference: a });
+      expect(sb.duet).toMatchObject({ partner: a, reference: a });
+      // Started together: the two games' starts differ by the two start-game latencies' difference.
+      expect(sb.duet.startSkewMs).toBeCloseTo(-sa.duet.startSkewMs, 3);
+      expect(Math.abs(sb.duet.startSkewMs)).toBeLessThan(1000);
+      // The two games overlapped nearly all their length.
+      const [ta, tb] = [Date.parse(sa.startedAt), Date.parse(sb.startedAt)];
+      expect(Math.abs(ta - tb)).toBeLessThan(2000);
+    }
+    const md = await readFile(join(out, "report", "report.md"), "utf8");
+    const row = new RegExp(`\\| ${b} \\| ${a} \\| 6977347407732442987 \\| input-to-audio \\| 2 \\| (\\d+) \\|`).exec(md);
+    expect(row, md).not.toBeNull();
+    expect(Number(row![1])).toBeGreaterThan(20);
+  }, 300_000);
+
+  it("stops the deployments it started when it is interrupted", async () => {
+    const mono = await topologyOnFreePorts("monolith");
+    dirs.push(mono.dir);
+    const child = spawn(process.execPath, ["--import", "tsx", "replay/bin/study.ts", "--runs", "1", "--deployments", mono.file, "--out", join(mono.dir, "out")], {
+      cwd: REPO,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    const running = new Promise<void>((resolve) => {
+      child.stdout.on("data", (b: Buffer) => {
+        output += b.toString();
+        if (output.includes("round 1/1")) resolve();
+      });
+    });
+    child.stderr.on("data", (b: Buffer) => (output += b.toString()));
+    await running;
+    // The deployment's servers are up: their command lines name the topology copy's folder.
+    const servers = () => execFileSync("pgrep", ["-f", mono.dir]).toString().trim().split("\n").filter((p) => p !== String(child.pid));
+    expect(servers().length, output).toBeGreaterThan(0);
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    child.kill("SIGTERM");
+    expect(await exited, output).toBe(143);
+    expect(output).toContain("SIGTERM: stopping the deployments");
+    expect(() => servers()).toThrow(); // pgrep exits 1: no process left
+  }, 120_000);
 
   it("takes --tls for calls between regions over https:// (off by default)", () => {
     expect(parseStudyArgs([], REPO, REPO).tls).toBe(false);
