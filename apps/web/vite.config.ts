@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { defineConfig, type Plugin } from "vite";
 import { DEFAULT_CONFIG, parseConfigText } from "./src/config.js";
+import { WEB_CONFIG } from "./src/settings.js";
 
 /** Cross-origin isolation, so that performance.now() has µs resolution (5 µs instead of 100 µs). */
 const ISOLATION_HEADERS = {
@@ -14,7 +15,7 @@ const ISOLATION_HEADERS = {
  * validated when the server starts.
  */
 export function configJsonPlugin(env: NodeJS.ProcessEnv = process.env): Plugin {
-  const raw = env["FLAPLAB_WEB_CONFIG"];
+  const raw = env[WEB_CONFIG.name];
   const config = raw && raw.trim() !== "" ? parseConfigText(raw) : DEFAULT_CONFIG;
   const body = JSON.stringify(config);
   const handler = (req: IncomingMessage, res: ServerResponse, next: () => void) => {

@@ -1,6 +1,7 @@
 // Child processes of the benchmark: tsx scripts that answer requests over the IPC channel.
 import { type ChildProcess, spawn } from "node:child_process";
 import { dirname, resolve } from "node:path";
+import { BENCH_CHILD } from "./settings.js";
 
 const BENCH_DIR = resolve(import.meta.dirname, "..");
 
@@ -33,7 +34,7 @@ export async function startChild(script: string, nodeArgs: readonly string[] = [
   const proc: ChildProcess = spawn(process.execPath, [...nodeArgs, "--import", "tsx", path], {
     cwd: BENCH_DIR,
     stdio: ["ignore", "pipe", "inherit", "ipc"],
-    env: { ...process.env, ...env, FLAPLAB_BENCH_CHILD: "1" },
+    env: { ...process.env, ...env, [BENCH_CHILD.name]: "1" },
   });
   proc.stdout?.on("data", (d: Buffer) => process.stderr.write(d));
   const channel = requestChannel(script, proc, (envelope) => proc.send(envelope));

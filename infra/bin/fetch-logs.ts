@@ -9,8 +9,10 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { CloudWatchLogsClient, paginateDescribeLogGroups, paginateFilterLogEvents } from "@aws-sdk/client-cloudwatch-logs";
-import { CALL_LOG_FILTER, isStage, loadStageTopology, logGroupPrefix, planDeployment, STAGES } from "../src/index.js";
+import { readText } from "@flaplab/settings";
+import { CALL_LOG_FILTER, DEFAULT_REGION, isStage, loadStageTopology, logGroupPrefix, planDeployment, STAGES } from "../src/index.js";
 import { callLogsFromEvents, fillRunFolders, groupOfLogGroup, type GroupEvents, type LogEvent } from "../src/logs.js";
+import { DEFAULT_REGION_SETTING } from "../src/settings.js";
 
 const { values } = parseArgs({
   options: {
@@ -20,7 +22,7 @@ const { values } = parseArgs({
     since: { type: "string", default: "7d" },
     until: { type: "string" },
     "max-events": { type: "string", default: "2000000" },
-    "default-region": { type: "string", default: process.env["FLAPLAB_DEFAULT_REGION"] ?? "us-east-1" },
+    "default-region": { type: "string", default: readText(process.env, DEFAULT_REGION_SETTING) ?? DEFAULT_REGION },
   },
 });
 

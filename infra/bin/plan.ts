@@ -4,15 +4,17 @@
 //                     [--image <uri>] [--topology-json <group>] [--cost]
 import { parseArgs } from "node:util";
 import { loadTopology } from "@flaplab/runtime";
+import { readText } from "@flaplab/settings";
 import { ENV, estimateHourlyCost, isStage, planDeployment, stageTopology } from "../src/index.js";
+import { DOMAIN, IMAGE } from "../src/settings.js";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     stage: { type: "string" },
-    domain: { type: "string", default: process.env["FLAPLAB_DOMAIN"] ?? "flaplab.example.org" },
+    domain: { type: "string", default: readText(process.env, DOMAIN) ?? "flaplab.example.org" },
     "default-region": { type: "string" },
-    image: { type: "string", default: process.env["FLAPLAB_IMAGE"] ?? "" },
+    image: { type: "string", default: readText(process.env, IMAGE) ?? "" },
     "topology-json": { type: "string" },
     cost: { type: "boolean", default: false },
   },

@@ -1,5 +1,7 @@
 import { COMPONENT_NAMES, type ComponentName, nodeFlagsFor } from "@flaplab/component";
+import { COMPONENT_KEY, COMPONENT_PUBLIC_KEY } from "@flaplab/identity/settings";
 import type { GroupSpec, NetworkSettings, Topology } from "@flaplab/runtime";
+import { nameFor } from "@flaplab/settings";
 import { BROWSER_CONNECT, CALL_GRAPH, connectPathPattern, internalPaths, STREAM_PATHS, streamPathPattern } from "./calls.js";
 import { type ListenerCondition, listenerRuleProblems } from "./listener-limits.js";
 import { regionRttMs } from "./rtt.js";
@@ -193,12 +195,12 @@ export interface PlanOptions {
 
 /** The private key of one component, in its service's environment (packages/identity reads it). */
 export function componentKeyEnv(component: ComponentName): string {
-  return `FLAPLAB_COMPONENT_KEY_${component.toUpperCase()}`;
+  return nameFor(COMPONENT_KEY, component);
 }
 
 /** The public key of one component, in the environment of the services it calls. */
 export function componentPublicKeyEnv(component: ComponentName): string {
-  return `FLAPLAB_COMPONENT_PUBLIC_KEY_${component.toUpperCase()}`;
+  return nameFor(COMPONENT_PUBLIC_KEY, component);
 }
 
 /** The SST secret holding each component's own key (Ed25519 private key, PEM). */

@@ -2,12 +2,13 @@
 // Usage: pnpm dev <topology|file.json> [--data-dir <dir>] [--no-web] [--web-build] [--no-emulate] [--tls] [--rtt <file>]
 import { readdir } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import { DEFAULT_MAX_RESTARTS_PER_MINUTE, type DeploymentEvent, startDeployment } from "@flaplab/deployment";
+import { type DeploymentEvent, startDeployment } from "@flaplab/deployment";
 import { groupOf, loadTopology } from "@flaplab/runtime";
+import { readText, wholeNumberOf } from "@flaplab/settings";
 import { DEFAULT_DATA_DIR, TOPOLOGIES_DIR, userPath } from "./paths.js";
+import { DATA_DIR, DEV_MAX_RESTARTS_PER_MINUTE } from "./settings.js";
 
 const PARENT_CHECK_MS = 1_000;
-const MAX_RESTARTS_ENV = "FLAPLAB_DEV_MAX_RESTARTS_PER_MINUTE";
 const USAGE = "usage: pnpm dev <topology> [--data-dir <dir>] [--no-web] [--web-build] [--no-emulate] [--tls] [--rtt <file>]";
 
 function say(line: string): void {
@@ -34,7 +35,7 @@ async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: {
-      "data-dir": { type: "string", default: process.env["FLAPLAB_DATA_DIR"] },
+      "data-dir": { type: "string", default: readText(process.env, DATA_DIR) },
       "no-web": { type: "boolean", default: false },
       "web-build": { type: "boolean", default: false },
       "no-emulate": { type: "boolean", default: false },
@@ -42,7 +43,7 @@ async function main(): Promise<number> {
       rtt: { type: "string" },
     },
   });
-  const maxRestarts = maxRestartsPerMinute(process.env);
+  const maxRestarts = wholeNumberOf(process.env, DEV_MAX_RESTARTS_PER_MINUTE);
   const which = positionals[0];
   if (!which) {
     const known = (await readdir(TOPOLOGIES_DIR)).filter((f) => f.endsWith(".json")).map((f) => f.slice(0, -5));
@@ -93,14 +94,6 @@ async function main(): Promise<number> {
   }
   say(`Ctrl-C stops everything. A process that dies is restarted (at most ${maxRestarts} times a minute).`);
   return deployment.stopped;
-}
-
-/** FLAPLAB_DEV_MAX_RESTARTS_PER_MINUTE, or the default; throws for a value that is not a whole number. */
-function maxRestartsPerMinute(env: NodeJS.ProcessEnv): number {
-  const raw = env[MAX_RESTARTS_ENV]?.trim();
-  if (raw === undefined || raw === "") return DEFAULT_MAX_RESTARTS_PER_MINUTE;
-  if (!/^\d+$/.test(raw)) throw new Error(`${MAX_RESTARTS_ENV} must be a whole number, got "${raw}"`);
-  return Number(raw);
 }
 
 main().then(

@@ -2,10 +2,12 @@
 // Usage: flaplab-server --topology <name|file> [--group <name>] [--data-dir <dir>] [--port <n>]
 import { parseArgs } from "node:util";
 import { loadTopology, TopologyError } from "@flaplab/runtime";
+import { readText } from "@flaplab/settings";
 import { startTracing } from "@flaplab/tracing";
 import { pino } from "pino";
 import { DEFAULT_DATA_DIR, TOPOLOGIES_DIR, userPath } from "./paths.js";
 import { startServer } from "./server.js";
+import { DATA_DIR, GROUP, SCORE_DATABASE_URL, TOPOLOGY } from "./settings.js";
 
 // Synchronous: the last lines before an exit (a startup failure) must reach the terminal.
 const logger = pino({ base: { pid: process.pid } }, pino.destination({ sync: true }));
@@ -15,9 +17,9 @@ const startedBy = process.ppid;
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      topology: { type: "string", default: process.env["FLAPLAB_TOPOLOGY"] ?? "monolith" },
-      group: { type: "string", default: process.env["FLAPLAB_GROUP"] },
-      "data-dir": { type: "string", default: process.env["FLAPLAB_DATA_DIR"] },
+      topology: { type: "string", default: readText(process.env, TOPOLOGY) ?? "monolith" },
+      group: { type: "string", default: readText(process.env, GROUP) },
+      "data-dir": { type: "string", default: readText(process.env, DATA_DIR) },
       port: { type: "string" },
     },
   });
@@ -38,7 +40,7 @@ async function main(): Promise<void> {
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) {
     throw new Error(`--port must be a port number, got ${values.port}`);
   }
-  const scoreDatabaseUrl = process.env["FLAPLAB_SCORE_DATABASE_URL"];
+  const scoreDatabaseUrl = readText(process.env, SCORE_DATABASE_URL);
   // On only when the standard OTEL_* environment asks for traces (packages/tracing).
   const tracing = await startTracing({ group, logger: logger.child({ group }) });
   const server = await startServer({

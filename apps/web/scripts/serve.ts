@@ -12,6 +12,7 @@ import { dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { build, createServer, preview } from "vite";
 import { parseConfigText } from "../src/config.js";
+import { WEB_CONFIG } from "../src/settings.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -28,7 +29,7 @@ async function main(): Promise<void> {
   const configJson = values["config-json"];
   if (configJson !== undefined) {
     parseConfigText(configJson); // fail fast with a clear message
-    process.env["FLAPLAB_WEB_CONFIG"] = configJson;
+    process.env[WEB_CONFIG.name] = configJson;
   }
 
   const configFile = resolve(root, "vite.config.ts");

@@ -1,6 +1,7 @@
-import { wholeNumbersFromEnv } from "@flaplab/component";
 import { Code, ConnectError } from "@connectrpc/connect";
+import { defaultsOf, namesOf, readWholeNumbers } from "@flaplab/settings";
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
+import { AUTH_LIMIT_SETTINGS } from "./settings.js";
 
 /**
  * How hard Register and Login are throttled. Login attempts are counted before the password is
@@ -35,38 +36,10 @@ export interface AuthLimits {
   readonly maxHashesPerUser: number;
 }
 
-export const DEFAULT_AUTH_LIMITS: AuthLimits = Object.freeze({
-  loginFailsPerUserAddress: 5,
-  loginFailsPerAddress: 20,
-  loginWindowSeconds: 60,
-  loginFailsPerUser: 30,
-  loginUserWindowSeconds: 900,
-  loginsPerUser: 20,
-  loginsPerAddress: 60,
-  registrationsPerAddress: 30,
-  registrationWindowSeconds: 600,
-  maxConcurrentHashes: 2,
-  maxQueuedHashes: 4,
-  maxHashesPerAddress: 3,
-  maxHashesPerUser: 2,
-});
+export const DEFAULT_AUTH_LIMITS: AuthLimits = Object.freeze(defaultsOf(AUTH_LIMIT_SETTINGS));
 
-/** The environment variable of each limit (whole numbers; see docs/settings.md). */
-export const AUTH_LIMIT_ENV: Readonly<Record<keyof AuthLimits, string>> = Object.freeze({
-  loginFailsPerUserAddress: "FLAPLAB_AUTH_LOGIN_FAILS_PER_USER_ADDRESS",
-  loginFailsPerAddress: "FLAPLAB_AUTH_LOGIN_FAILS_PER_ADDRESS",
-  loginWindowSeconds: "FLAPLAB_AUTH_LOGIN_WINDOW_S",
-  loginFailsPerUser: "FLAPLAB_AUTH_LOGIN_FAILS_PER_USER",
-  loginUserWindowSeconds: "FLAPLAB_AUTH_LOGIN_USER_WINDOW_S",
-  loginsPerUser: "FLAPLAB_AUTH_LOGINS_PER_USER",
-  loginsPerAddress: "FLAPLAB_AUTH_LOGINS_PER_ADDRESS",
-  registrationsPerAddress: "FLAPLAB_AUTH_REGISTRATIONS_PER_ADDRESS",
-  registrationWindowSeconds: "FLAPLAB_AUTH_REGISTRATION_WINDOW_S",
-  maxConcurrentHashes: "FLAPLAB_AUTH_MAX_CONCURRENT_HASHES",
-  maxQueuedHashes: "FLAPLAB_AUTH_MAX_QUEUED_HASHES",
-  maxHashesPerAddress: "FLAPLAB_AUTH_MAX_HASHES_PER_ADDRESS",
-  maxHashesPerUser: "FLAPLAB_AUTH_MAX_HASHES_PER_USER",
-});
+/** The environment variable of each limit (whole numbers; declared in settings.ts). */
+export const AUTH_LIMIT_ENV: Readonly<Record<keyof AuthLimits, string>> = Object.freeze(namesOf(AUTH_LIMIT_SETTINGS));
 
 /** A bad FLAPLAB_AUTH_* value or limit. */
 export class AuthConfigError extends Error {
@@ -74,12 +47,12 @@ export class AuthConfigError extends Error {
 }
 
 function minimumOf(key: keyof AuthLimits): number {
-  return key === "maxQueuedHashes" ? 0 : 1;
+  return AUTH_LIMIT_SETTINGS[key].min;
 }
 
 /** The limits set in `env` (FLAPLAB_AUTH_*); throws AuthConfigError naming a bad value. */
 export function authLimitsFromEnv(env: NodeJS.ProcessEnv): Partial<AuthLimits> {
-  return wholeNumbersFromEnv(env, AUTH_LIMIT_ENV, minimumOf, (message) => new AuthConfigError(message));
+  return readWholeNumbers(env, AUTH_LIMIT_SETTINGS, (message) => new AuthConfigError(message));
 }
 
 /** The defaults with `overrides`; throws AuthConfigError for a value that is not a whole number in range. */

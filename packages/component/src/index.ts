@@ -7,6 +7,5 @@ export type { CallContext } from "./call-context.js";
 export { clientAddressKey, clientAddressOf } from "./client-address.js";
 export { CallSignal, deadlineExceeded } from "./call-signal.js";
 export { UnaryHandlerContext } from "./unary-handler-context.js";
-export { wholeNumbersFromEnv } from "./env-limits.js";
 export { ENGINE_NODE_FLAGS, nodeFlagsFor } from "./node-flags.js";
 export { checkGameId, MAX_GAME_ID_LENGTH } from "./game-id.js";

@@ -7,13 +7,15 @@ import { ENGINE_NODE_FLAGS, runInCall } from "@flaplab/component";
 import type { PlayMusicRequest } from "@flaplab/contracts/music/v1/music_pb";
 import type { RecordRunRequest } from "@flaplab/contracts/score/v1/score_pb";
 import type { GameSessionDeps } from "@flaplab/engine";
+import { readText } from "@flaplab/settings";
 import type { AdmittedUpgrade, HandedOffSession } from "@flaplab/streams";
 import type { Logger } from "pino";
 import type { FromShard, PlayGame, ShardCall, ShardSample, ToShard } from "./protocol.js";
 import { ShardSessions } from "./sessions.js";
+import { ENGINE_SHARDS } from "./settings.js";
 
 /** The variable that turns shards on: a whole number of shard processes, or "auto" (one per core). */
-export const ENGINE_SHARDS_ENV = "FLAPLAB_ENGINE_SHARDS";
+export const ENGINE_SHARDS_ENV = ENGINE_SHARDS.name;
 
 export class EngineShardsConfigError extends Error {
   override readonly name = "EngineShardsConfigError";
@@ -21,7 +23,7 @@ export class EngineShardsConfigError extends Error {
 
 /** FLAPLAB_ENGINE_SHARDS: 0 (the default: games play in the group's process), 1…64, or "auto". */
 export function engineShardsFromEnv(env: NodeJS.ProcessEnv): number {
-  const raw = env[ENGINE_SHARDS_ENV]?.trim() ?? "";
+  const raw = readText(env, ENGINE_SHARDS)?.trim() ?? "";
   if (raw === "" || raw === "0") return 0;
   if (raw === "auto") return availableParallelism();
   const n = Number(raw);

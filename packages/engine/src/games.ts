@@ -14,6 +14,7 @@ import {
   validateCourse,
 } from "@flaplab/physics";
 import { InputLog, type InputRecord } from "./input-log.js";
+import { GAME_TABLE_SETTINGS } from "./settings.js";
 
 /** Who started a game: only this user may send it inputs. */
 export interface GameOwner {
@@ -155,10 +156,10 @@ export interface SweepResult {
   readonly idle: number;
 }
 
-export const DEFAULT_MAX_GAMES = 10_000;
-export const DEFAULT_MAX_GAMES_PER_PLAYER = 3;
-export const DEFAULT_UNPLAYED_TTL_MS = 60_000;
-export const DEFAULT_SWEEP_INTERVAL_MS = 10_000;
+export const DEFAULT_MAX_GAMES = GAME_TABLE_SETTINGS.maxGames.default;
+export const DEFAULT_MAX_GAMES_PER_PLAYER = GAME_TABLE_SETTINGS.maxGamesPerPlayer.default;
+export const DEFAULT_UNPLAYED_TTL_MS = GAME_TABLE_SETTINGS.unplayedTtlMs.default;
+export const DEFAULT_SWEEP_INTERVAL_MS = GAME_TABLE_SETTINGS.sweepIntervalMs.default;
 /** Refusals are logged at most this often (the first at once), with a count of the others. */
 const REFUSAL_LOG_INTERVAL_MS = 5_000;
 /** Why a game id is unusable, or undefined (shared by every component: `@flaplab/component`). */

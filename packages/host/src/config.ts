@@ -1,7 +1,8 @@
-import { wholeNumbersFromEnv } from "@flaplab/component";
+import { defaultsOf, minimumsOf, namesOf, readText, readWholeNumbers } from "@flaplab/settings";
+import { CORS_ORIGINS, HOST_LIMIT_SETTINGS } from "./settings.js";
 /**
  * The host's connection, overload and CORS settings: defaults for local use, each overridable
- * with a FLAPLAB_* environment variable (see docs/settings.md).
+ * with a FLAPLAB_* environment variable (declared in settings.ts; see docs/settings.md).
  */
 export interface HostLimits {
   /** A connection that sends nothing for this long after it opens is closed (ms). Also HTTP/1.1's headers timeout. */
@@ -35,51 +36,15 @@ export interface HostLimits {
   readonly maxCallsPerAddress: number;
 }
 
-export const DEFAULT_HOST_LIMITS: HostLimits = {
-  firstByteTimeoutMs: 10_000,
-  idleTimeoutMs: 120_000,
-  maxConnections: 4096,
-  maxConcurrentCalls: 64,
-  maxQueuedCalls: 128,
-  maxQueueWaitMs: 2000,
-  maxStreamsPerSession: 512,
-  maxSessionMemoryMiB: 32,
-  bodyTimeoutMs: 5000,
-  maxCallsPerConnection: 128,
-  maxCallsPerAddress: 160,
-};
+export const DEFAULT_HOST_LIMITS: HostLimits = defaultsOf(HOST_LIMIT_SETTINGS);
 
 /** The environment variable of each limit. */
-export const HOST_LIMIT_ENV: { readonly [K in keyof HostLimits]: string } = {
-  firstByteTimeoutMs: "FLAPLAB_FIRST_BYTE_TIMEOUT_MS",
-  idleTimeoutMs: "FLAPLAB_IDLE_TIMEOUT_MS",
-  maxConnections: "FLAPLAB_MAX_CONNECTIONS",
-  maxConcurrentCalls: "FLAPLAB_MAX_CONCURRENT_CALLS",
-  maxQueuedCalls: "FLAPLAB_MAX_QUEUED_CALLS",
-  maxQueueWaitMs: "FLAPLAB_MAX_QUEUE_WAIT_MS",
-  maxStreamsPerSession: "FLAPLAB_H2_MAX_STREAMS",
-  maxSessionMemoryMiB: "FLAPLAB_H2_MAX_SESSION_MEMORY_MIB",
-  bodyTimeoutMs: "FLAPLAB_BODY_TIMEOUT_MS",
-  maxCallsPerConnection: "FLAPLAB_MAX_CALLS_PER_CONNECTION",
-  maxCallsPerAddress: "FLAPLAB_MAX_CALLS_PER_ADDRESS",
-};
+export const HOST_LIMIT_ENV: { readonly [K in keyof HostLimits]: string } = namesOf(HOST_LIMIT_SETTINGS);
 
-export const CORS_ORIGINS_ENV = "FLAPLAB_CORS_ORIGINS";
+export const CORS_ORIGINS_ENV = CORS_ORIGINS.name;
 
 /** Smallest value of each limit (the queue may be empty; everything else must be positive). */
-const MINIMUM: { readonly [K in keyof HostLimits]: number } = {
-  firstByteTimeoutMs: 1,
-  idleTimeoutMs: 1,
-  maxConnections: 1,
-  maxConcurrentCalls: 1,
-  maxQueuedCalls: 0,
-  maxQueueWaitMs: 1,
-  maxStreamsPerSession: 1,
-  maxSessionMemoryMiB: 1,
-  bodyTimeoutMs: 1,
-  maxCallsPerConnection: 1,
-  maxCallsPerAddress: 1,
-};
+const MINIMUM: { readonly [K in keyof HostLimits]: number } = minimumsOf(HOST_LIMIT_SETTINGS);
 
 export class HostConfigError extends Error {
   override readonly name = "HostConfigError";
@@ -99,7 +64,7 @@ export function resolveHostLimits(limits: Partial<HostLimits> = {}): HostLimits 
 
 /** The limits set in `env` (FLAPLAB_FIRST_BYTE_TIMEOUT_MS, …); unset ones are left out. */
 export function hostLimitsFromEnv(env: NodeJS.ProcessEnv): Partial<HostLimits> {
-  return wholeNumbersFromEnv(env, HOST_LIMIT_ENV, (key) => MINIMUM[key], (message) => new HostConfigError(message));
+  return readWholeNumbers(env, HOST_LIMIT_SETTINGS, (message) => new HostConfigError(message));
 }
 
 /**
@@ -107,7 +72,7 @@ export function hostLimitsFromEnv(env: NodeJS.ProcessEnv): Partial<HostLimits> {
  * e.g. `https://play.example.com,http://127.0.0.1:5173`) when set, else `defaults`.
  */
 export function corsOriginsFromEnv(env: NodeJS.ProcessEnv, defaults: readonly string[]): readonly string[] {
-  const raw = env[CORS_ORIGINS_ENV]?.trim();
+  const raw = readText(env, CORS_ORIGINS)?.trim();
   if (raw === undefined || raw === "") return defaults;
   return raw.split(",").map((s) => normalizeOrigin(s.trim(), CORS_ORIGINS_ENV));
 }

@@ -1,6 +1,7 @@
 import type { KeyObject } from "node:crypto";
 import { join } from "node:path";
 import { COMPONENT_NAMES, type ComponentName } from "@flaplab/component";
+import { nameFor } from "@flaplab/settings";
 import {
   keysFromConfig,
   loadOrCreateKeyFiles,
@@ -10,6 +11,7 @@ import {
   type KeyMaterial,
   type PublicKeyMaterial,
 } from "./keys.js";
+import { COMPONENT_KEY, COMPONENT_PUBLIC_KEY, RETIRED_SERVICE_KEY, TICKET_PRIVATE_KEY, TICKET_PUBLIC_KEY } from "./settings.js";
 
 /**
  * The keys a process of the topology holds besides the players' key:
@@ -32,18 +34,18 @@ export interface ComponentKeys {
 
 /** The private key of one component, in the environment (PEM text). */
 export function componentPrivateKeyEnv(component: ComponentName): string {
-  return `FLAPLAB_COMPONENT_KEY_${component.toUpperCase()}`;
+  return nameFor(COMPONENT_KEY, component);
 }
 
 /** The public key of one component, in the environment (PEM text). */
 export function componentPublicKeyEnv(component: ComponentName): string {
-  return `FLAPLAB_COMPONENT_PUBLIC_KEY_${component.toUpperCase()}`;
+  return nameFor(COMPONENT_PUBLIC_KEY, component);
 }
 
-export const TICKET_PRIVATE_KEY_ENV = "FLAPLAB_TICKET_PRIVATE_KEY";
-export const TICKET_PUBLIC_KEY_ENV = "FLAPLAB_TICKET_PUBLIC_KEY";
+export const TICKET_PRIVATE_KEY_ENV = TICKET_PRIVATE_KEY.name;
+export const TICKET_PUBLIC_KEY_ENV = TICKET_PUBLIC_KEY.name;
 /** The variable of the one key every component shared before each got its own; read only to say so. */
-export const RETIRED_SERVICE_KEY_ENV = "FLAPLAB_SERVICE_PRIVATE_KEY";
+export const RETIRED_SERVICE_KEY_ENV = RETIRED_SERVICE_KEY.name;
 
 /** File names in `<dataDir>/keys/`. */
 export function componentKeyFiles(component: ComponentName): { readonly privateFile: string; readonly publicFile: string } {

@@ -9,7 +9,9 @@ import {
 import { constants as fsConstants } from "node:fs";
 import { link, mkdir, open, readFile, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { readText } from "@flaplab/settings";
 import { calculateJwkThumbprint } from "jose";
+import { JWT_PRIVATE_KEY, JWT_PUBLIC_KEY } from "./settings.js";
 
 /** A public key only: enough to verify tokens. */
 export interface PublicKeyMaterial {
@@ -32,8 +34,8 @@ export type KeyInput = KeyObject | webcrypto.CryptoKey | string;
 
 export const PRIVATE_KEY_FILE = "jwt-ed25519.key.pem";
 export const PUBLIC_KEY_FILE = "jwt-ed25519.pub.pem";
-export const PRIVATE_KEY_ENV = "FLAPLAB_JWT_PRIVATE_KEY";
-export const PUBLIC_KEY_ENV = "FLAPLAB_JWT_PUBLIC_KEY";
+export const PRIVATE_KEY_ENV = JWT_PRIVATE_KEY.name;
+export const PUBLIC_KEY_ENV = JWT_PUBLIC_KEY.name;
 export function hasPrivateKey(keys: PublicKeyMaterial): keys is KeyMaterial {
   return (keys as Partial<KeyMaterial>).privateKey !== undefined;
 }
@@ -246,8 +248,8 @@ export interface LoadKeysOptions {
  */
 export async function loadKeys(opts: LoadKeysOptions): Promise<KeyMaterial | PublicKeyMaterial> {
   const env = opts.env ?? process.env;
-  const privateKeyPem = env[PRIVATE_KEY_ENV]?.trim() || undefined;
-  const publicKeyPem = env[PUBLIC_KEY_ENV]?.trim() || undefined;
+  const privateKeyPem = readText(env, JWT_PRIVATE_KEY)?.trim() || undefined;
+  const publicKeyPem = readText(env, JWT_PUBLIC_KEY)?.trim() || undefined;
   if (privateKeyPem || publicKeyPem) return keysFromConfig({ privateKeyPem, publicKeyPem });
   if (!opts.dataDir) {
     throw new Error(`no signing keys: set ${PRIVATE_KEY_ENV} / ${PUBLIC_KEY_ENV} or give a data dir`);

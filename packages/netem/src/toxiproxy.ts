@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { access, constants } from "node:fs/promises";
 import { resolve } from "node:path";
+import { readText } from "@flaplab/settings";
+import { TOXIPROXY } from "./settings.js";
 
 /** The toxiproxy version FlapLab pins (installed by scripts/setup-toxiproxy.sh). */
 export const TOXIPROXY_VERSION = "v2.12.0";
@@ -23,13 +25,13 @@ export interface Toxiproxy {
 
 /** Finds the toxiproxy binary: FLAPLAB_TOXIPROXY, or the one scripts/setup-toxiproxy.sh installs. */
 export async function findToxiproxy(env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  const bin = env["FLAPLAB_TOXIPROXY"] ?? DEFAULT_TOXIPROXY_BIN;
+  const bin = readText(env, TOXIPROXY) ?? DEFAULT_TOXIPROXY_BIN;
   try {
     await access(bin, constants.X_OK);
     return bin;
   } catch {
     throw new ToxiproxyError(
-      `latency emulation needs toxiproxy ${TOXIPROXY_VERSION}, not found at ${bin}: run \`pnpm run setup:toxiproxy\` (needs Go) or set FLAPLAB_TOXIPROXY`,
+      `latency emulation needs toxiproxy ${TOXIPROXY_VERSION}, not found at ${bin}: run \`pnpm run setup:toxiproxy\` (needs Go) or set ${TOXIPROXY.name}`,
     );
   }
 }

@@ -1,21 +1,17 @@
 import { MemorySnapshotStore } from "./memory-store.js";
 import { RedisSnapshotStore } from "./redis-store.js";
-import { SNAPSHOT_TTL_MS, type SnapshotStore } from "./store.js";
+import { readText, wholeNumberOf } from "@flaplab/settings";
+import { SNAPSHOT_STORE, SNAPSHOT_TTL } from "./settings.js";
+import type { SnapshotStore } from "./store.js";
 
 /** `memory`, or a `redis://host:port[/db]` URL. */
-export const SNAPSHOT_STORE_ENV = "FLAPLAB_SNAPSHOT_STORE";
+export const SNAPSHOT_STORE_ENV = SNAPSHOT_STORE.name;
 /** How long a stored game outlives its latest write, ms (whole number ≥ 1; default 15 min). */
-export const SNAPSHOT_TTL_ENV = "FLAPLAB_SNAPSHOT_TTL_MS";
+export const SNAPSHOT_TTL_ENV = SNAPSHOT_TTL.name;
 
 /** The stored games' time to live `env` asks for (FLAPLAB_SNAPSHOT_TTL_MS), or the default; throws a RangeError naming a bad value. */
 export function snapshotTtlFromEnv(env: NodeJS.ProcessEnv): number {
-  const raw = env[SNAPSHOT_TTL_ENV]?.trim();
-  if (raw === undefined || raw === "") return SNAPSHOT_TTL_MS;
-  const value = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < 1) {
-    throw new RangeError(`${SNAPSHOT_TTL_ENV} must be a whole number ≥ 1, got "${raw}"`);
-  }
-  return value;
+  return wholeNumberOf(env, SNAPSHOT_TTL, (message) => new RangeError(message));
 }
 
 /**
@@ -29,7 +25,7 @@ export async function openSnapshotStore(
   context: { readonly engines: number; readonly topology: string; readonly onError?: (err: Error) => void },
 ): Promise<SnapshotStore> {
   const ttlMs = snapshotTtlFromEnv(env);
-  const raw = env[SNAPSHOT_STORE_ENV]?.trim();
+  const raw = readText(env, SNAPSHOT_STORE)?.trim();
   if (raw === undefined || raw === "" || raw === "memory") {
     if (context.engines > 1) {
       throw new Error(

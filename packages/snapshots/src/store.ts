@@ -1,4 +1,5 @@
 import type { GameOrigin, GameSnapshot } from "@flaplab/contracts/engine/v1/snapshot_pb";
+import { SNAPSHOT_TTL } from "./settings.js";
 
 /** What an engine says of itself every heartbeat. */
 export interface EngineBeat {
@@ -55,4 +56,4 @@ export interface SnapshotStore {
 }
 
 /** How long a stored game outlives its latest write (a game nobody continues goes away). */
-export const SNAPSHOT_TTL_MS = 15 * 60_000;
+export const SNAPSHOT_TTL_MS = SNAPSHOT_TTL.default;

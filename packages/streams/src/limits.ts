@@ -1,5 +1,6 @@
-import { wholeNumbersFromEnv } from "@flaplab/component";
-/** Limits of the stream port. Defaults, then FLAPLAB_STREAM_* environment overrides, then options. */
+import { defaultsOf, minimumsOf, namesOf, readWholeNumbers } from "@flaplab/settings";
+import { STREAM_LIMIT_SETTINGS } from "./settings.js";
+/** Limits of the stream port. Defaults, then FLAPLAB_STREAM_* environment overrides (settings.ts), then options. */
 export interface StreamLimits {
   /** A connection that has not asked for a session this long after connecting (TLS handshake included) is closed. */
   readonly handshakeTimeoutMs: number;
@@ -15,25 +16,11 @@ export interface StreamLimits {
   readonly maxSessionsPerAddress: number;
 }
 
-export const DEFAULT_STREAM_LIMITS: StreamLimits = Object.freeze({
-  handshakeTimeoutMs: 10_000,
-  streamOpenTimeoutMs: 10_000,
-  idleTimeoutMs: 60_000,
-  maxSessions: 1000,
-  maxSessionsPerPlayer: 8,
-  maxSessionsPerAddress: 64,
-});
+export const DEFAULT_STREAM_LIMITS: StreamLimits = Object.freeze(defaultsOf(STREAM_LIMIT_SETTINGS));
 
-export const STREAM_LIMIT_ENV: Readonly<Record<keyof StreamLimits, string>> = Object.freeze({
-  handshakeTimeoutMs: "FLAPLAB_STREAM_HANDSHAKE_TIMEOUT_MS",
-  streamOpenTimeoutMs: "FLAPLAB_STREAM_OPEN_TIMEOUT_MS",
-  idleTimeoutMs: "FLAPLAB_STREAM_IDLE_TIMEOUT_MS",
-  maxSessions: "FLAPLAB_STREAM_MAX_SESSIONS",
-  maxSessionsPerPlayer: "FLAPLAB_STREAM_MAX_SESSIONS_PER_PLAYER",
-  maxSessionsPerAddress: "FLAPLAB_STREAM_MAX_SESSIONS_PER_ADDRESS",
-});
+export const STREAM_LIMIT_ENV: Readonly<Record<keyof StreamLimits, string>> = Object.freeze(namesOf(STREAM_LIMIT_SETTINGS));
 
-const MINIMUM: Readonly<Record<keyof StreamLimits, number>> = { handshakeTimeoutMs: 100, streamOpenTimeoutMs: 100, idleTimeoutMs: 100, maxSessions: 1, maxSessionsPerPlayer: 1, maxSessionsPerAddress: 1 };
+const MINIMUM: Readonly<Record<keyof StreamLimits, number>> = minimumsOf(STREAM_LIMIT_SETTINGS);
 
 export class StreamConfigError extends Error {
   override name = "StreamConfigError";
@@ -41,7 +28,7 @@ export class StreamConfigError extends Error {
 
 /** The FLAPLAB_STREAM_* variables that are set; throws StreamConfigError for a value that is not a whole number ≥ its minimum. */
 export function streamLimitsFromEnv(env: NodeJS.ProcessEnv): Partial<StreamLimits> {
-  return wholeNumbersFromEnv(env, STREAM_LIMIT_ENV, (key) => MINIMUM[key], (message) => new StreamConfigError(message));
+  return readWholeNumbers(env, STREAM_LIMIT_SETTINGS, (message) => new StreamConfigError(message));
 }
 
 /** Defaults overridden by `partial` (undefined fields keep the default). */

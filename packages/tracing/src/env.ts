@@ -1,3 +1,6 @@
+import { readText } from "@flaplab/settings";
+import { OTLP_ENDPOINT, OTLP_TRACES_ENDPOINT, SDK_DISABLED, SERVICE_NAME, TRACES_EXPORTER } from "./settings.js";
+
 /** The environment variables tracing reads (a subset of the OpenTelemetry SDK's). */
 export type TracingEnv = Readonly<Record<string, string | undefined>>;
 
@@ -12,17 +15,17 @@ function set(value: string | undefined): value is string {
  * Nothing set: off.
  */
 export function tracingRequested(env: TracingEnv): boolean {
-  if (env["OTEL_SDK_DISABLED"]?.trim().toLowerCase() === "true") return false;
-  const exporters = env["OTEL_TRACES_EXPORTER"];
+  if (readText(env, SDK_DISABLED)?.trim().toLowerCase() === "true") return false;
+  const exporters = readText(env, TRACES_EXPORTER);
   if (set(exporters)) {
     const names = exporters.split(",").map((n) => n.trim().toLowerCase()).filter((n) => n !== "");
     return names.length > 0 && !names.includes("none");
   }
-  return set(env["OTEL_EXPORTER_OTLP_ENDPOINT"]) || set(env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"]);
+  return set(readText(env, OTLP_ENDPOINT)) || set(readText(env, OTLP_TRACES_ENDPOINT));
 }
 
 /** `service.name` of a process group's spans: `OTEL_SERVICE_NAME` when set, else `flaplab-<group>`. */
 export function serviceNameFor(group: string, env: TracingEnv): string {
-  const named = env["OTEL_SERVICE_NAME"];
+  const named = readText(env, SERVICE_NAME);
   return set(named) ? named.trim() : `flaplab-${group}`;
 }

@@ -1,5 +1,7 @@
 import { context, type DiagLogger, DiagLogLevel, diag, logs, metrics, propagation, trace, type Tracer } from "@opentelemetry/api";
 import { serviceNameFor, type TracingEnv, tracingRequested } from "./env.js";
+import { readText } from "@flaplab/settings";
+import { LOG_LEVEL, OTLP_ENDPOINT, OTLP_PROTOCOL, OTLP_TRACES_ENDPOINT, OTLP_TRACES_PROTOCOL } from "./settings.js";
 
 /** The name FlapLab's spans are created under (the instrumentation scope). */
 export const TRACER_NAME = "flaplab";
@@ -49,7 +51,7 @@ export async function startTracing(options: StartTracingOptions): Promise<Tracin
   // The SDK's own complaints (an export that failed, a bad OTEL_* value) go to the process's log,
   // unless OTEL_LOG_LEVEL asks for the SDK's console logger.
   const logger = options.logger;
-  if (logger !== undefined && env["OTEL_LOG_LEVEL"] === undefined) {
+  if (logger !== undefined && readText(env, LOG_LEVEL) === undefined) {
     diag.setLogger(diagToLogger(logger), { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
   }
   const { NodeSDK } = await import("@opentelemetry/sdk-node");
@@ -60,8 +62,8 @@ export async function startTracing(options: StartTracingOptions): Promise<Tracin
     {
       event: "tracing-started",
       serviceName,
-      endpoint: env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] ?? env["OTEL_EXPORTER_OTLP_ENDPOINT"] ?? "",
-      protocol: env["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] ?? env["OTEL_EXPORTER_OTLP_PROTOCOL"] ?? "http/protobuf",
+      endpoint: readText(env, OTLP_TRACES_ENDPOINT) ?? readText(env, OTLP_ENDPOINT) ?? "",
+      protocol: readText(env, OTLP_TRACES_PROTOCOL) ?? readText(env, OTLP_PROTOCOL) ?? "http/protobuf",
     },
     "OpenTelemetry tracing on",
   );

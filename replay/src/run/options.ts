@@ -2,6 +2,8 @@ import type { GroupCpu } from "@flaplab/deployment";
 import { access, constants, readFile } from "node:fs/promises";
 import { basename, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { readText } from "@flaplab/settings";
+import { CHROMIUM } from "../settings.js";
 import { parseTrace, TraceError, type Trace } from "@flaplab/traces";
 
 /** A usage or input problem: reported with a clear message and exit code 2, before any run. */
@@ -105,7 +107,7 @@ export async function parseReplayArgs(argv: readonly string[], cwd: string): Pro
           deployment: { type: "string" },
           retries: { type: "string", default: "0" },
           "rpc-logs": { type: "string", multiple: true },
-          chromium: { type: "string", default: process.env["FLAPLAB_CHROMIUM"] ?? "/usr/bin/chromium" },
+          chromium: { type: "string", default: readText(process.env, CHROMIUM) ?? "/usr/bin/chromium" },
           "slack-ms": { type: "string", default: "15000" },
           "stock-scheduling": { type: "boolean", default: false },
           link: { type: "string", default: "webtransport" },

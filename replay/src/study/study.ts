@@ -2,6 +2,8 @@ import { rm } from "node:fs/promises";
 import { basename, join, resolve } from "node:path";
 import { TOPOLOGIES_DIR, type TopologyCopy, topologyOnFreePorts } from "@flaplab/deployment";
 import { parseArgs } from "node:util";
+import { readText } from "@flaplab/settings";
+import { CHROMIUM } from "../settings.js";
 import { DEPLOYMENT_ORDER } from "../report/aggregate.js";
 import { generateReport } from "../report/index.js";
 import {
@@ -77,7 +79,7 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
           fault: { type: "string" },
           trace: { type: "string", multiple: true },
           retries: { type: "string", default: "0" },
-          chromium: { type: "string", default: process.env["FLAPLAB_CHROMIUM"] ?? "/usr/bin/chromium" },
+          chromium: { type: "string", default: readText(process.env, CHROMIUM) ?? "/usr/bin/chromium" },
           "stock-scheduling": { type: "boolean", default: false },
           links: { type: "string", default: "webtransport" },
           tls: { type: "boolean", default: false },
