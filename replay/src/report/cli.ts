@@ -1,6 +1,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { buildReport, type Report } from "./aggregate.js";
+import { compareStudies } from "./agreement.js";
 import { discoverRuns, UsageError, type Problem, type RunData } from "./load.js";
 import { metricsJson, renderHtml, renderMarkdown, renderMetricsCsv } from "./render.js";
 
@@ -68,7 +69,14 @@ Finds FlapLab run folders (summary.json with format flaplab-run/1) below each fo
 client_seed_<seed>_run_<n> folders below each --flappygo folder (repeat the flag for more), groups
 the runs by deployment × seed and writes report.html, report.md, metrics.csv and metrics.json into
 --out. Relative paths are resolved against INIT_CWD (set by pnpm), else the current directory.
-Exit codes: 0 written, 2 usage error, missing folder or no runs, 1 anything else.`;
+Exit codes: 0 written, 2 usage error, missing folder or no runs, 1 anything else.
+
+       pnpm report compare <study-a> <study-b>
+
+Prints two studies' paired penalties against the monolith side by side (each a study folder, its
+report folder or its metrics.json) and whether each pair of 95 % intervals overlaps: two studies of
+the same code at different hours should agree where only the machine's noise differs. Exit code 0
+when every interval pair overlaps, 1 when one does not.`;
 
 export interface CliIo {
   readonly cwd: string;
@@ -112,6 +120,13 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
 /** The report command. Returns the exit code. */
 export async function runReportCli(argv: readonly string[], io: CliIo): Promise<number> {
   try {
+    if (argv[0] === "compare") {
+      const [a, b, ...rest] = argv.slice(1);
+      if (a === undefined || b === undefined || rest.length > 0) throw new UsageError("compare takes two studies: pnpm report compare <study-a> <study-b>", true);
+      const { text, rows } = await compareStudies(a, b, io.cwd);
+      io.out(text);
+      return rows.some((r) => r.overlap === false) ? 1 : 0;
+    }
     const args = parseArgs(argv);
     if (args.help) {
       io.out(USAGE);
