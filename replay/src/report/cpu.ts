@@ -16,7 +16,12 @@ export interface GroupCpuRow {
   readonly runs: number;
   /** CPU per game, ms (login to game over). */
   readonly msPerGame: number;
-  /** CPU per second of game (ticks ÷ 30), µs. */
+  /** Of it, the game's start: login, StartGame and the world, up to the first input, ms; null for runs that did not split it off. */
+  readonly startMsPerGame: number | null;
+  /**
+   * CPU per second of play (ticks ÷ 30), µs: from the game's start to game over where the runs
+   * split the start off, else from the login.
+   */
   readonly usPerGameSecond: number | null;
   /**
    * CPU per call a process of one component handled (calls carrying the game's id), µs: for
@@ -30,7 +35,7 @@ export interface GroupCpuRow {
   readonly usPerFrame: number | null;
   /** Music groups: CPU per sound (PlayMusic call), µs. */
   readonly usPerSound: number | null;
-  /** Games one core could keep running at once: 1 s of CPU ÷ CPU per game-second. */
+  /** Games one core could keep playing at once: 1 s of CPU ÷ CPU per game-second (the starts not counted). */
   readonly gamesPerCore: number | null;
 }
 
@@ -41,26 +46,38 @@ export function cpuRows(group: Group): GroupCpuRow[] {
   const names = [...new Set(runs.flatMap((r) => r.serverCpu!.groups.map((g) => g.group)))].sort();
   const rows = names.map((name) => {
     const components = runs.flatMap((r) => r.serverCpu!.groups.filter((g) => g.group === name)).at(0)?.components ?? [];
-    return rowOf(name, components, runs, (r) => r.serverCpu!.groups.find((g) => g.group === name)?.cpuUs);
+    return rowOf(name, components, runs, (r) => r.serverCpu!.groups.find((g) => g.group === name));
   });
   if (names.length > 1) {
     const all = [...new Set(rows.flatMap((r) => r.components))];
-    rows.push(rowOf("all", all, runs, (r) => r.serverCpu!.groups.reduce((sum, g) => sum + g.cpuUs, 0)));
+    rows.push(
+      rowOf("all", all, runs, (r) => {
+        const groups = r.serverCpu!.groups;
+        const play = groups.every((g) => g.playCpuUs !== null) ? groups.reduce((sum, g) => sum + g.playCpuUs!, 0) : null;
+        return { cpuUs: groups.reduce((sum, g) => sum + g.cpuUs, 0), playCpuUs: play };
+      }),
+    );
   }
   return rows;
 }
 
-function rowOf(group: string, components: readonly string[], runs: readonly RunData[], cpuOf: (run: RunData) => number | undefined): GroupCpuRow {
+type Cpu = { readonly cpuUs: number; readonly playCpuUs: number | null };
+
+function rowOf(group: string, components: readonly string[], runs: readonly RunData[], cpuOf: (run: RunData) => Cpu | undefined): GroupCpuRow {
   let cpu = 0;
+  let play = 0;
+  let everyPlay = true;
   let counted = 0;
   let frames = 0;
   let sounds = 0;
   const calls = new Map<string, number>();
   for (const run of runs) {
-    const us = cpuOf(run);
-    if (us === undefined) continue;
+    const used = cpuOf(run);
+    if (used === undefined) continue;
     counted++;
-    cpu += us;
+    cpu += used.cpuUs;
+    if (used.playCpuUs === null) everyPlay = false;
+    else play += used.playCpuUs;
     frames += run.ticks ?? 0;
     for (const s of run.rpc) {
       if (s.side !== "caller" || !components.includes(s.dst)) continue;
@@ -69,13 +86,15 @@ function rowOf(group: string, components: readonly string[], runs: readonly RunD
     }
   }
   const handled = [...calls.values()].reduce((a, b) => a + b, 0);
-  const perSecond = frames > 0 ? cpu / (frames / TICKS_PER_SECOND) : null;
+  const split = everyPlay && counted > 0;
+  const perSecond = frames > 0 ? (split ? play : cpu) / (frames / TICKS_PER_SECOND) : null;
   const single = components.length === 1 ? components[0] : undefined;
   return {
     group,
     components,
     runs: counted,
     msPerGame: counted > 0 ? cpu / counted / 1000 : 0,
+    startMsPerGame: split ? (cpu - play) / counted / 1000 : null,
     usPerGameSecond: perSecond,
     usPerCall: handled > 0 && single !== undefined && single !== "engine" ? cpu / handled : null,
     calls: [...calls].map(([verb, n]) => `${verb} ×${n}`).join(", "),

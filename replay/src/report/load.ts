@@ -78,7 +78,9 @@ export interface DuetView {
 /** A run's `serverCpu` (see RunSummary): the window, and each group process's CPU in it. */
 export interface ServerCpuView {
   readonly windowMs: number;
-  readonly groups: readonly { readonly group: string; readonly components: readonly string[]; readonly cpuUs: number }[];
+  /** From the game's start (first input) to game over; null in runs that did not split it off. */
+  readonly playWindowMs: number | null;
+  readonly groups: readonly { readonly group: string; readonly components: readonly string[]; readonly cpuUs: number; readonly playCpuUs: number | null }[];
 }
 
 export interface FaultView {
@@ -441,9 +443,10 @@ function serverCpuOf(value: unknown): ServerCpuView | null {
     if (!isObject(g) || typeof g["group"] !== "string" || !Array.isArray(g["components"])) return null;
     const cpuUs = numOrNull(g["cpuUs"]);
     if (cpuUs === null || cpuUs < 0) continue;
-    groups.push({ group: g["group"], components: (g["components"] as unknown[]).map(String), cpuUs });
+    const play = numOrNull(g["playCpuUs"]);
+    groups.push({ group: g["group"], components: (g["components"] as unknown[]).map(String), cpuUs, playCpuUs: play !== null && play >= 0 && play <= cpuUs ? play : null });
   }
-  return { windowMs, groups };
+  return { windowMs, playWindowMs: numOrNull(value["playWindowMs"]), groups };
 }
 
 function faultOf(value: unknown): FaultView | null {

@@ -182,6 +182,7 @@ export const CPU_HEADERS = [
   "process (components)",
   "runs",
   "CPU ms / game",
+  "of it, start (ms)",
   "µs / game-second",
   "µs / call",
   "calls (per game)",
@@ -202,6 +203,7 @@ export function cpuTable(report: Report): Table {
         `${r.group} (${r.components.join(", ")})`,
         String(r.runs),
         formatCount(r.msPerGame),
+        formatCount(r.startMsPerGame),
         formatCount(r.usPerGameSecond),
         formatCount(r.usPerCall),
         perGame || NONE,
@@ -211,7 +213,8 @@ export function cpuTable(report: Report): Table {
       ]);
     }
   }
-  return { kind: "cpu", caption: "Server CPU (user + system) over each game, login to game over, per server process", textColumns: 3, headers: CPU_HEADERS, rows };
+  return { kind: "cpu", caption:
+      "Server CPU (user + system) over each game, login to game over, per server process; of it, the start (login, StartGame, up to the first input); per game-second and games per core: the play alone (the first input to game over)", textColumns: 3, headers: CPU_HEADERS, rows };
 }
 
 export const PENALTY_HEADERS = ["deployment", "seed", "metric", "pairs", "penalty (ms)", `${Math.round(CONFIDENCE * 100)} % interval (ms)`, "includes 0"] as const;

@@ -60,17 +60,39 @@ export interface RunSummary {
 export interface ServerCpu {
   /** The window: from the login to game over, ms. */
   readonly windowMs: number;
-  readonly groups: readonly { readonly group: string; readonly components: readonly string[]; readonly cpuUs: number | null }[];
+  /** The part of it from the game's start (its first input) to game over, ms; null when the game did not start. */
+  readonly playWindowMs: number | null;
+  readonly groups: readonly {
+    readonly group: string;
+    readonly components: readonly string[];
+    /** Login to game over. */
+    readonly cpuUs: number | null;
+    /** The game's start to game over: the play, without the login and StartGame. */
+    readonly playCpuUs: number | null;
+  }[];
 }
 
-/** The CPU each group used between two samples (null where either could not be read). */
-export function cpuBetween(before: readonly GroupCpu[], after: readonly GroupCpu[], windowMs: number): ServerCpu {
+/** A group's CPU sample taken at one moment (a deployment's `cpuTimes()`), with when it was taken. */
+export interface CpuSample {
+  readonly at: number;
+  readonly groups: readonly GroupCpu[];
+}
+
+/** The CPU each group used between the samples (null where one could not be read); `atStart` splits off the play. */
+export function cpuBetween(before: CpuSample, after: CpuSample, atStart?: CpuSample): ServerCpu {
+  const used = (from: readonly GroupCpu[], a: GroupCpu): number | null => {
+    const b = from.find((x) => x.group === a.group)?.cpuUs;
+    return a.cpuUs === null || b === undefined || b === null ? null : Math.max(0, a.cpuUs - b);
+  };
   return {
-    windowMs,
-    groups: after.map((a) => {
-      const b = before.find((x) => x.group === a.group)?.cpuUs;
-      return { group: a.group, components: [...a.components], cpuUs: a.cpuUs === null || b === undefined || b === null ? null : Math.max(0, a.cpuUs - b) };
-    }),
+    windowMs: after.at - before.at,
+    playWindowMs: atStart ? after.at - atStart.at : null,
+    groups: after.groups.map((a) => ({
+      group: a.group,
+      components: [...a.components],
+      cpuUs: used(before.groups, a),
+      playCpuUs: atStart ? used(atStart.groups, a) : null,
+    })),
   };
 }
 
@@ -269,6 +291,8 @@ export interface RunContext {
   barrier?: StartBarrier;
   arrived?: boolean;
   startEpoch?: number;
+  /** Called once when the game has started (its first input sent). */
+  onGameStart?: () => void;
 }
 
 export async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunContext): Promise<RunSummary & { csv: string }> {
@@ -290,11 +314,21 @@ export async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunCo
       page.on("crash", () => resolve({ reason: "browser page crashed", stage: "play" }));
       browser!.context.on("close", () => resolve({ reason: "browser closed", stage: "play" }));
     });
-    const cpuBefore = await opts.serverCpu?.();
-    const windowStart = performance.now();
+    const sample = async (): Promise<CpuSample | undefined> => {
+      const at = performance.now();
+      const groups = await opts.serverCpu?.();
+      return groups === undefined ? undefined : { at, groups };
+    };
+    const cpuBefore = await sample();
+    // Sampled when the game starts, without holding up the presses that follow.
+    let cpuAtStart: Promise<CpuSample | undefined> | undefined;
+    ctx.onGameStart = () => {
+      cpuAtStart = sample();
+    };
     const played = play(page, opts, trace, ctx, samples);
     failure = await Promise.race([played, crashed]);
-    if (cpuBefore !== undefined) serverCpu = cpuBetween(cpuBefore, (await opts.serverCpu?.()) ?? [], performance.now() - windowStart);
+    const cpuAfter = await sample();
+    if (cpuBefore !== undefined && cpuAfter !== undefined) serverCpu = cpuBetween(cpuBefore, cpuAfter, await cpuAtStart);
     game = await readGame(page).catch(() => undefined);
   } catch (err) {
     failure = { reason: `browser: ${(err as Error).message.split("\n")[0]}`, stage: "login" };
@@ -380,6 +414,7 @@ async function playWithFault(page: Page, opts: ReplayOptions, fault: NonNullable
     );
     const id = (await gameId.jsonValue()) as string;
     if (id === "-") return { reason: "the game ended before it started (streams could not be opened)", stage: "start" };
+    ctx.onGameStart?.();
     const tickMs = 1000 / 30;
     await page.waitForFunction(
       (at) => {
@@ -499,6 +534,7 @@ async function play(
     const startEpoch = (await startHandle.jsonValue()) as number;
     if (startEpoch < 0) return { reason: "the game ended before it started (streams could not be opened)", stage: "start" };
     ctx.startEpoch = startEpoch;
+    ctx.onGameStart?.();
     for (const offset of offsets) {
       await waitUntil(startEpoch + offset - 3);
       if ((await pageState(page)) !== "playing") break; // game over early: stop pressing

@@ -112,6 +112,33 @@ describe("server CPU per component", () => {
     expect(all!.usPerFrame).toBeNull();
   });
 
+  it("splits each game's start (login, StartGame) off its play: per game-second and games per core count the play", async () => {
+    const split = (run: number) =>
+      ({
+        windowMs: 14_000,
+        playWindowMs: 13_400,
+        groups: [
+          { group: "engine", components: ["engine"], cpuUs: 134_000 + 6_000 * run, playCpuUs: 134_000 },
+          { group: "auth", components: ["auth"], cpuUs: 600_000, playCpuUs: 0 },
+        ],
+      }) as const;
+    const report = await reportOf([1, 2].map((run) => ({ deployment: "microservices", run, audioMs: 5, serverCpu: split(run) })));
+    const [auth, engine, all] = cpuRows(report.groups[0]!);
+    expect(engine).toMatchObject({ msPerGame: 143, startMsPerGame: 9 });
+    expect(engine!.usPerGameSecond).toBeCloseTo((134_000 * 2) / 26.8, 6);
+    expect(auth).toMatchObject({ msPerGame: 600, startMsPerGame: 600, usPerGameSecond: 0, gamesPerCore: null });
+    expect(all).toMatchObject({ msPerGame: 743, startMsPerGame: 609 });
+    expect(all!.gamesPerCore).toBeCloseTo(1e6 / ((134_000 * 2) / 26.8), 6);
+    // A run without the split (recorded before it existed) makes the row fall back to login-to-game-over.
+    const mixed = await reportOf([
+      { deployment: "microservices", run: 1, audioMs: 5, serverCpu: split(1) },
+      { deployment: "microservices", run: 2, audioMs: 5, serverCpu: { windowMs: 14_000, groups: [{ group: "engine", components: ["engine"], cpuUs: 140_000 }] } },
+    ]);
+    const [old] = cpuRows(mixed.groups[0]!).filter((r) => r.group === "engine");
+    expect(old).toMatchObject({ startMsPerGame: null });
+    expect(old!.usPerGameSecond).toBeCloseTo((140_000 + 140_000) / 26.8, 6);
+  });
+
   it("has no rows for runs that recorded no CPU, and ignores a malformed record", async () => {
     const report = await reportOf([
       { deployment: "monolith", run: 1, audioMs: 3 },

@@ -58,7 +58,10 @@ describe("the one-command study", () => {
     expect(cpu).toMatch(/\| monolith \| 6977347407732442987 \| [^|]+ \(auth, worldgen, engine, initiator, music, score\) \| 2 \|/);
     const engine = /\| multiregion \| 6977347407732442987 \| engine \(engine\) \| 2 \|([^\n]*)/.exec(cpu);
     expect(engine, cpu).not.toBeNull();
-    const [, perGameSecond, , , perFrame, , gamesPerCore] = engine![1]!.split("|").map((c) => c.trim());
+    const [perGame, start, perGameSecond, , , perFrame, , gamesPerCore] = engine![1]!.split("|").map((c) => c.trim());
+    // The game's start (StartGame here) is a part of the game's CPU, split off its play.
+    expect(Number(start)).toBeGreaterThan(0);
+    expect(Number(start)).toBeLessThan(Number(perGame));
     expect(Number(perGameSecond)).toBeGreaterThan(0);
     expect(Number(perFrame)).toBeCloseTo(Number(perGameSecond) / 30, -1);
     expect(Number(gamesPerCore)).toBeGreaterThan(1);
