@@ -1,7 +1,7 @@
 // Section 3's goals, each judged against a floor measured in the same run: absolute figures on a
 // shared machine move 2× from hour to hour, what the engine adds to its floor does not.
 import type { EngineClockKind } from "@flaplab/engine";
-import { CPU_GOAL_US, type EngineRow, GC_GOAL_GAMES, GC_GOAL_MS, LATENESS_MARGIN_US, LINK_CONNECTIONS_SHARE, LINK_CPU_RATIO } from "./engine-plan.js";
+import { CPU_GOAL_US, type EngineRow, GC_GOAL_GAMES, GC_GOAL_MS, LATENESS_LIMIT_US, LATENESS_MARGIN_US, LINK_CONNECTIONS_SHARE, LINK_CPU_RATIO } from "./engine-plan.js";
 import type { GoalResult } from "./section.js";
 import { count, sig, type Table } from "./table.js";
 
@@ -37,6 +37,8 @@ export interface JudgedGoal {
   readonly met: boolean | null;
   /** Why there is no verdict: a missing figure or floor. */
   readonly why?: string;
+  /** Why a verdict says little this run (e.g. a floor far above what the goal is about). */
+  readonly caution?: string;
 }
 
 const show = (unit: GoalUnit, value: number): string => (unit === "connections" ? count(value) : `${sig(value)} ${unit}`);
@@ -57,6 +59,8 @@ interface GoalSpec {
   readonly atLeast?: boolean;
   /** The limit, from the floor's figure (absolute goals ignore it); or why there is none. */
   readonly limit: (floor: number | null) => number | { readonly missing: string };
+  /** Why a verdict against this floor says little, if it does. */
+  readonly caution?: (floor: number) => string | undefined;
 }
 
 /** Judges `value` against `spec`'s limit, from `floor` (null: an absolute goal). */
@@ -69,6 +73,7 @@ export function judge(spec: GoalSpec, value: Figure, floor: Figure | null): Judg
   const limitValue = typeof limit === "number" ? limit : null;
   const why = "missing" in value ? value.missing : typeof limit === "number" ? undefined : limit.missing;
   const met = v === null || limitValue === null ? null : spec.atLeast ? v >= limitValue : v <= limitValue;
+  const caution = f === null ? undefined : spec.caution?.(f);
   return {
     id: spec.id,
     section: spec.section,
@@ -84,6 +89,7 @@ export function judge(spec: GoalSpec, value: Figure, floor: Figure | null): Judg
     atLeast: spec.atLeast === true,
     met,
     ...(why === undefined ? {} : { why }),
+    ...(caution === undefined ? {} : { caution }),
   };
 }
 
@@ -107,6 +113,7 @@ export function judgeLateness(games: number, clock: "timers" | "precise", p99Us:
       unit: "µs",
       floorLabel: `timer floor, ${count(games)} idle tasks, p99`,
       limit: (floor) => (floor === null ? { missing: "no timer floor" } : floor + LATENESS_MARGIN_US),
+      caution: (floor) => (floor > LATENESS_LIMIT_US ? `the floor alone is past ${LATENESS_LIMIT_US / 1000} ms: this clock with that many tasks, or the machine this hour, sets the p99, not the engine` : undefined),
     },
     p99Us,
     floorP99Us,
@@ -164,7 +171,9 @@ export function limitText(g: JudgedGoal): string {
 
 /** A goal's status as a cell: met, missed, or why it has no verdict. */
 export function statusText(g: JudgedGoal): string {
-  return g.met === null ? `no verdict: ${g.why ?? "no figure"}` : g.met ? "met" : "missed";
+  if (g.met === null) return `no verdict: ${g.why ?? "no figure"}`;
+  const verdict = g.met ? "met" : "missed";
+  return g.caution === undefined ? verdict : `${verdict} (${g.caution})`;
 }
 
 /** The goals as a table: goal, this run's figure, the floor (same run), the ratio, the limit, met/missed. */
@@ -193,6 +202,7 @@ export function asGoalResults(goals: readonly JudgedGoal[]): GoalResult[] {
       g.floorLabel === null ? "" : `${g.floorLabel} ${g.floorText}${g.ratio === null ? "" : ` (${sig(g.ratio)}× it)`}`,
       g.limit === null ? "" : `limit ${limitText(g)}`,
       g.why ?? "",
+      g.caution ?? "",
     ]
       .filter(Boolean)
       .join("; "),
