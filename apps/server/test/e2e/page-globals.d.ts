@@ -24,6 +24,9 @@ interface PageAutomation {
   } | null;
   lastGame: { gameId: string; seed: string; score: number; ticks: number; recorded: boolean; error: string | null } | null;
   token(): string | null;
+  tick(): number | null;
+  pressAtTicks(ticks: readonly number[]): void;
+  readonly events: EventTarget;
 }
 declare const window: {
   flaplab: PageAutomation;

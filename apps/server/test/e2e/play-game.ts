@@ -5,7 +5,7 @@ import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
 import { startDeployment } from "@flaplab/deployment";
-import { parseTrace, replayFlapOffsetsMs } from "@flaplab/traces";
+import { parseTrace, replayFlapOffsetsMs, replayFlapTicks } from "@flaplab/traces";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO, topologyOnFreePorts } from "../helpers.js";
 import { launchBrowser } from "./browser.js";
@@ -34,7 +34,16 @@ function countColour(png: PNG, rgb: [number, number, number], tolerance = 6): nu
 
 const hex = (h: string): [number, number, number] => [1, 3, 5].map((i) => parseInt(h.slice(i, i + 2), 16)) as [number, number, number];
 
-export function describePlaying(topology: string, links: readonly Link[]): void {
+/** What `describePlaying` plays besides one game per link. */
+export interface PlayingOptions {
+  /**
+   * A game the page plays itself on the tick clock (`flaplab.pressAtTicks`, as the replay runner's
+   * fault runs do), with the automation API's events, `tick()`, then log out and in again.
+   */
+  readonly automation?: boolean;
+}
+
+export function describePlaying(topology: string, links: readonly Link[], options: PlayingOptions = {}): void {
   describe(`playing in Chromium [${topology}]`, () => {
     const stops: Array<() => Promise<void>> = [];
     let addresses: Record<string, string>;
@@ -134,6 +143,60 @@ export function describePlaying(topology: string, links: readonly Link[]): void 
         // Play again: a second game starts from the game-over screen.
         await page.click("#play-again");
         await page.waitForFunction(() => window.flaplab?.state === "playing" || window.flaplab?.state === "over", null, { timeout: 15_000 });
+        expect(consoleErrors).toEqual([]);
+        await browser.close();
+      }, 120_000);
+    }
+
+    if (options.automation) {
+      it("on the tick clock: flaplab.pressAtTicks plays the easy trace, tick() follows the game, its events arrive, and a player logs out and in", async () => {
+        const browser = await launchBrowser(process.env["FLAPLAB_CHROMIUM"] ?? "/usr/bin/chromium");
+        stops.push(() => browser.close());
+        const page = await browser.context.newPage();
+        const consoleErrors: string[] = [];
+        page.on("pageerror", (e) => consoleErrors.push(String(e)));
+
+        await page.goto(`http://${addresses["web"]}/?seed=${EASY_SEED}`);
+        await page.fill("#username", "player-ticks");
+        await page.fill("#password", "a long enough password");
+        await page.click("#register");
+        await page.waitForFunction(() => window.flaplab?.state === "ready", null, { timeout: 15_000 });
+        // Every event the automation API dispatches from here on, by name and state.
+        await page.evaluate(() => {
+          const seen: string[] = [];
+          (window as unknown as { seen: string[] }).seen = seen;
+          window.flaplab.events.addEventListener("flaplab:state", (e) => seen.push(`state:${(e as CustomEvent<{ state: string }>).detail.state}`));
+          window.flaplab.events.addEventListener("flaplab:gameover", (e) => seen.push(`gameover:${(e as CustomEvent<{ lastGame: { score: number } }>).detail.lastGame.score}`));
+        });
+
+        const trace = parseTrace(await readFile(join(REPO, "replay/traces", `${EASY_SEED}.csv`), "utf8"), { fileName: `${EASY_SEED}.csv` });
+        await page.evaluate((ticks) => window.flaplab.pressAtTicks(ticks), replayFlapTicks(trace));
+        expect(await page.evaluate(() => window.flaplab.tick())).toBeNull();
+        await page.keyboard.press("Space");
+        await page.waitForFunction(() => (window.flaplab.tick() ?? 0) >= 100, null, { timeout: 20_000, polling: 10 });
+        await page.waitForFunction(() => window.flaplab.state === "over", null, { timeout: 30_000 });
+        expect(await page.evaluate(() => window.flaplab.lastGame)).toMatchObject({ seed: EASY_SEED, score: 7, ticks: 402, error: null });
+        expect(await page.evaluate(() => window.flaplab.tick())).toBeNull();
+        // The page pressed 14 times itself, each once: one ack per flap, one flap sound per flap.
+        const report = await page.evaluate(() => window.flaplab.summary());
+        expect([report?.acksReceived, report?.inputToAudioCount, report?.inputToEffectCount]).toEqual([14, 14, 15]);
+        await page.waitForFunction(() => document.querySelector("#own-runs")?.textContent?.includes("7"));
+
+        await page.click("#logout");
+        expect(await page.evaluate(() => [window.flaplab.state, window.flaplab.token(), document.querySelector("#own-runs")?.textContent])).toEqual(["login", null, ""]);
+        await page.fill("#username", "player-ticks");
+        await page.fill("#password", "a long enough password");
+        await page.click("#login");
+        await page.waitForFunction(() => window.flaplab?.state === "ready", null, { timeout: 15_000 });
+        expect(await page.evaluate(() => window.flaplab.token())).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+        await page.waitForFunction(() => document.querySelector("#own-runs")?.textContent?.includes("7"));
+        expect(await page.evaluate(() => (window as unknown as { seen: string[] }).seen)).toEqual([
+          "state:playing",
+          "state:over",
+          "gameover:7",
+          "state:login",
+          "state:ready",
+        ]);
         expect(consoleErrors).toEqual([]);
         await browser.close();
       }, 120_000);
