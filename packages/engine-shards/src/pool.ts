@@ -6,10 +6,11 @@ import { ConnectError } from "@connectrpc/connect";
 import { ENGINE_NODE_FLAGS, runInCall } from "@flaplab/component";
 import type { PlayMusicRequest } from "@flaplab/contracts/music/v1/music_pb";
 import type { RecordRunRequest } from "@flaplab/contracts/score/v1/score_pb";
-import type { GameSessionDeps } from "@flaplab/engine";
+import type { GameSessionDeps, SnapshotKeeper } from "@flaplab/engine";
 import type { AdmittedUpgrade, HandedOffSession } from "@flaplab/streams";
 import type { Logger } from "pino";
-import type { FromShard, PlayGame, ShardCall, ShardSample, ToShard } from "./protocol.js";
+import { answerStoreCall } from "./group-store.js";
+import type { FromShard, PlayGame, ShardCall, ShardSample, ShardSnapshotSetup, StoreCall, ToShard } from "./protocol.js";
 import { ShardSessions } from "./sessions.js";
 
 /** The variable that turns shards on: a whole number of shard processes, or "auto" (one per core). */
@@ -43,6 +44,14 @@ export interface EngineShardsOptions extends Pick<GameSessionDeps, "games" | "mu
   readonly path: string;
   /** How long a shard has to start (default 30 s). */
   readonly startTimeoutMs?: number;
+  /**
+   * The group's snapshot keeper. With it, each shard keeps the snapshots of the games it plays as
+   * the group keeps its own: as the group's engine, at its keeper's cadence (`writes`), in its
+   * store — a shared store (Redis) through the shard's own connection (`FLAPLAB_SNAPSHOT_STORE` in
+   * the environment the shard inherits), the group's in-process store through the group. A game
+   * handed to a shard leaves this keeper. Without it, the shards keep no snapshots.
+   */
+  readonly snapshots?: SnapshotKeeper;
 }
 
 export interface ShardStats {
@@ -111,6 +120,9 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
       case "call":
         void answer(shard, message);
         return;
+      case "store":
+        void answerStore(shard, message);
+        return;
       case "sample": {
         const waiting = samples.get(message.id);
         samples.delete(message.id);
@@ -135,6 +147,17 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
     if (message.id !== 0) send(shard, { type: "result", id: message.id, ...(error ? { error } : {}) });
   };
 
+  const answerStore = async (shard: Shard, message: StoreCall): Promise<void> => {
+    const store = opts.snapshots?.store;
+    const result = store ? await answerStoreCall(store, message) : { type: "store-result" as const, id: message.id, error: "the group keeps no snapshots" };
+    send(shard, result);
+  };
+
+  // How the shards keep their games' snapshots (their command line's last argument).
+  const snapshotSetup: ShardSnapshotSetup | undefined = opts.snapshots
+    ? { engine: opts.snapshots.engine, writes: opts.snapshots.writes, store: opts.snapshots.store.kind === "memory" ? "group" : "shared" }
+    : undefined;
+
   const send = (shard: Shard, message: ToShard, handle?: Socket): boolean => {
     if (!shard.proc.connected) return false;
     try {
@@ -149,7 +172,7 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
   };
 
   const spawnShard = (shard: Shard): Promise<void> => {
-    const proc = fork(SHARD_MAIN, [String(shard.index), opts.path, opts.logger.level], {
+    const proc = fork(SHARD_MAIN, [String(shard.index), opts.path, opts.logger.level, snapshotSetup ? JSON.stringify(snapshotSetup) : ""], {
       // The sources' shard entry is TypeScript, run with tsx (resolved from this package's folder); the
       // built one runs with the parent's Node options (its --conditions=built). Either way with the
       // engine's own flags (its small young generation).
@@ -165,7 +188,7 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
       // Its sessions are gone with it: the group's link stops counting them.
       const sessionsLost = shard.sessions.releaseAll();
       if (closing) return;
-      // Its games are gone with it (games that survive their process are another matter).
+      // Its games end here; with snapshots, their players may resume them from the store (ResumeGame).
       const lost = [...shard.games];
       for (const id of lost) games.release(id);
       shard.games.clear();
@@ -249,6 +272,8 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
         logger.warn({ event: "shard-handoff-failed", shard: target.index, gameId: snapshot.id }, "could not hand a game to its shard; playing it here");
         return false;
       }
+      // The shard keeps the game's snapshots now (a game resumed here had a record in the group's keeper).
+      opts.snapshots?.handOff(snapshot.id);
       // Nothing from the shard is read before this returns: its report of the session comes after.
       return target.sessions.add(session);
     },
