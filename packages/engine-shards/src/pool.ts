@@ -64,6 +64,8 @@ export interface ShardStats {
   /** Games handed to it since the group started. */
   readonly handed: number;
   readonly restarts: number;
+  /** Started and taking games (false while it starts, or starts again). */
+  readonly ready: boolean;
 }
 
 export interface EngineShards {
@@ -104,6 +106,9 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
   let nextSample = 1;
   let nextSession = 1;
   const samples = new Map<number, (sample: ShardSample) => void>();
+  // Every shard starts, and starts again, with the environment the group had when the pool started
+  // (its FLAPLAB_* settings, the shared snapshot store among them).
+  const env = { ...process.env };
 
   const onMessage = (shard: Shard, message: FromShard): void => {
     switch (message.type) {
@@ -178,6 +183,7 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
       // engine's own flags (its small young generation).
       execArgv: [...(SHARD_MAIN.endsWith(".ts") ? ["--import", "tsx"] : process.execArgv), ...ENGINE_NODE_FLAGS],
       cwd: PACKAGE_DIR,
+      env,
       serialization: "advanced",
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
@@ -301,7 +307,7 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
       );
     },
     stats() {
-      return shards.map((s) => ({ index: s.index, pid: s.proc.pid, games: s.games.size, sessions: s.sessions.size, handed: s.handed, restarts: s.restarts }));
+      return shards.map((s) => ({ index: s.index, pid: s.proc.pid, games: s.games.size, sessions: s.sessions.size, handed: s.handed, restarts: s.restarts, ready: s.ready && s.proc.connected }));
     },
     async close() {
       closing = true;

@@ -240,6 +240,37 @@ describe("snapshots of the games a shard plays", () => {
     expectSimulated(last);
   }, 30_000);
 
+  it("in a shared store outlive a shard killed alone: the group continues the game from its last round, and a new shard plays it on", async () => {
+    const redis = await startRedisServer({ port: await freePort() });
+    cleanups.push(() => redis.stop());
+    const store = new RedisSnapshotStore({ url: redis.url });
+    await store.connect();
+    cleanups.push(() => store.close());
+    const group = await startGroup(store, snapshotWritesFor(store), { [SNAPSHOT_STORE_ENV]: redis.url });
+    newGame(group.games, "g-5");
+    const first = await join(group.url("g-5"));
+    first.ws.send(press(1));
+    await waitFor("tick 8", () => (first.ticks.length >= 8 ? true : undefined));
+    const victim = group.shards.stats()[0]!;
+    process.kill(victim.pid!, "SIGKILL");
+    expect((await first.closed).code).toBe(1006);
+    await waitFor("the shard to start again", () => {
+      const s = group.shards.stats()[0]!;
+      return s.restarts === 1 && s.pid !== victim.pid && s.ready ? true : undefined;
+    }, 20_000);
+    expect(group.games.isDetached("g-5")).toBe(false);
+    // Killed between two rounds at worst: the store stands at the last tick its player saw, or the one before.
+    const resumed = await group.keeper.resume("g-5", PLAYER, { holderTried: true });
+    expect(resumed.state.tick).toBeGreaterThanOrEqual(first.ticks.at(-1)! - 1);
+    expectSimulated((await store.read("g-5"))!.snapshot);
+    const second = await join(group.url("g-5"));
+    await waitFor("the continued game's first frames", () => (second.ticks.length >= 3 ? true : undefined));
+    expect({ tick: second.ticks[0], full: second.full[0] }).toEqual({ tick: resumed.state.tick, full: true });
+    expect(group.keeper.size).toBe(0);
+    second.ws.close(1000, "leaving");
+    await second.closed;
+  }, 40_000);
+
   it("do not keep a shard alive whose group went away while it started (its store connection open): it exits", async () => {
     const redis = await startRedisServer({ port: await freePort() });
     cleanups.push(() => redis.stop());
