@@ -61,6 +61,8 @@ export interface EngineParts {
   readonly score: Client<typeof ScoreService>;
   /** A game has a stream on this process's engine handler now. */
   readonly playedHere: (gameId: string) => boolean;
+  /** The engine's snapshot keeper: shards keep their games' snapshots as it does. */
+  readonly snapshots: SnapshotKeeper;
 }
 
 export interface MountOptions {
@@ -142,7 +144,7 @@ export async function mountGroup(runtime: Runtime, opts: MountOptions): Promise<
           closers.push(() => outbox.close());
           outbox.start();
           const handler = createGameSessionHandler({ games, scheduler, ...clients, logger, snapshots, outbox: { add: (run) => outbox.add(run.gameId, run) } });
-          engine = { ...clients, playedHere: handler.hasStream };
+          engine = { ...clients, playedHere: handler.hasStream, snapshots };
           streamRoutes[ENGINE_STREAM_PATH] = { kind: "engine", handler };
           const tickets = createStreamTicketSigner({ privateKey: ticketSigningKey(opts.ticketKeys, "engine") });
           const targets = new Map(groupsOf(runtime.topology, "engine").map((g) => [g.name, g]));

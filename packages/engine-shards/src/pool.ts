@@ -6,11 +6,12 @@ import { ConnectError } from "@connectrpc/connect";
 import { ENGINE_NODE_FLAGS, runInCall } from "@flaplab/component";
 import type { PlayMusicRequest } from "@flaplab/contracts/music/v1/music_pb";
 import type { RecordRunRequest } from "@flaplab/contracts/score/v1/score_pb";
-import type { GameSessionDeps } from "@flaplab/engine";
+import type { GameSessionDeps, SnapshotKeeper } from "@flaplab/engine";
 import { readText } from "@flaplab/settings";
 import type { AdmittedUpgrade, HandedOffSession } from "@flaplab/streams";
 import type { Logger } from "pino";
-import type { FromShard, PlayGame, ShardCall, ShardSample, ToShard } from "./protocol.js";
+import { answerStoreCall } from "./group-store.js";
+import type { FromShard, PlayGame, ShardCall, ShardSample, ShardSnapshotSetup, StoreCall, ToShard } from "./protocol.js";
 import { ShardSessions } from "./sessions.js";
 import { ENGINE_SHARDS } from "./settings.js";
 
@@ -45,6 +46,14 @@ export interface EngineShardsOptions extends Pick<GameSessionDeps, "games" | "mu
   readonly path: string;
   /** How long a shard has to start (default 30 s). */
   readonly startTimeoutMs?: number;
+  /**
+   * The group's snapshot keeper. With it, each shard keeps the snapshots of the games it plays as
+   * the group keeps its own: as the group's engine, at its keeper's cadence (`writes`), in its
+   * store — a shared store (Redis) through the shard's own connection (`FLAPLAB_SNAPSHOT_STORE` in
+   * the environment the shard inherits), the group's in-process store through the group. A game
+   * handed to a shard leaves this keeper. Without it, the shards keep no snapshots.
+   */
+  readonly snapshots?: SnapshotKeeper;
 }
 
 export interface ShardStats {
@@ -57,6 +66,8 @@ export interface ShardStats {
   /** Games handed to it since the group started. */
   readonly handed: number;
   readonly restarts: number;
+  /** Started and taking games (false while it starts, or starts again). */
+  readonly ready: boolean;
 }
 
 export interface EngineShards {
@@ -97,6 +108,9 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
   let nextSample = 1;
   let nextSession = 1;
   const samples = new Map<number, (sample: ShardSample) => void>();
+  // Every shard starts, and starts again, with the environment the group had when the pool started
+  // (its FLAPLAB_* settings, the shared snapshot store among them).
+  const env = { ...process.env };
 
   const onMessage = (shard: Shard, message: FromShard): void => {
     switch (message.type) {
@@ -112,6 +126,9 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
         return;
       case "call":
         void answer(shard, message);
+        return;
+      case "store":
+        void answerStore(shard, message);
         return;
       case "sample": {
         const waiting = samples.get(message.id);
@@ -137,6 +154,17 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
     if (message.id !== 0) send(shard, { type: "result", id: message.id, ...(error ? { error } : {}) });
   };
 
+  const answerStore = async (shard: Shard, message: StoreCall): Promise<void> => {
+    const store = opts.snapshots?.store;
+    const result = store ? await answerStoreCall(store, message) : { type: "store-result" as const, id: message.id, error: "the group keeps no snapshots" };
+    send(shard, result);
+  };
+
+  // How the shards keep their games' snapshots (their command line's last argument).
+  const snapshotSetup: ShardSnapshotSetup | undefined = opts.snapshots
+    ? { engine: opts.snapshots.engine, writes: opts.snapshots.writes, store: opts.snapshots.store.kind === "memory" ? "group" : "shared" }
+    : undefined;
+
   const send = (shard: Shard, message: ToShard, handle?: Socket): boolean => {
     if (!shard.proc.connected) return false;
     try {
@@ -151,12 +179,13 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
   };
 
   const spawnShard = (shard: Shard): Promise<void> => {
-    const proc = fork(SHARD_MAIN, [String(shard.index), opts.path, opts.logger.level], {
+    const proc = fork(SHARD_MAIN, [String(shard.index), opts.path, opts.logger.level, snapshotSetup ? JSON.stringify(snapshotSetup) : ""], {
       // The sources' shard entry is TypeScript, run with tsx (resolved from this package's folder); the
       // built one runs with the parent's Node options (its --conditions=built). Either way with the
       // engine's own flags (its small young generation).
       execArgv: [...(SHARD_MAIN.endsWith(".ts") ? ["--import", "tsx"] : process.execArgv), ...ENGINE_NODE_FLAGS],
       cwd: PACKAGE_DIR,
+      env,
       serialization: "advanced",
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
@@ -167,7 +196,7 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
       // Its sessions are gone with it: the group's link stops counting them.
       const sessionsLost = shard.sessions.releaseAll();
       if (closing) return;
-      // Its games are gone with it (games that survive their process are another matter).
+      // Its games end here; with snapshots, their players may resume them from the store (ResumeGame).
       const lost = [...shard.games];
       for (const id of lost) games.release(id);
       shard.games.clear();
@@ -251,6 +280,8 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
         logger.warn({ event: "shard-handoff-failed", shard: target.index, gameId: snapshot.id }, "could not hand a game to its shard; playing it here");
         return false;
       }
+      // The shard keeps the game's snapshots now (a game resumed here had a record in the group's keeper).
+      opts.snapshots?.handOff(snapshot.id);
       // Nothing from the shard is read before this returns: its report of the session comes after.
       return target.sessions.add(session);
     },
@@ -278,7 +309,7 @@ export async function startEngineShards(opts: EngineShardsOptions): Promise<Engi
       );
     },
     stats() {
-      return shards.map((s) => ({ index: s.index, pid: s.proc.pid, games: s.games.size, sessions: s.sessions.size, handed: s.handed, restarts: s.restarts }));
+      return shards.map((s) => ({ index: s.index, pid: s.proc.pid, games: s.games.size, sessions: s.sessions.size, handed: s.handed, restarts: s.restarts, ready: s.ready && s.proc.connected }));
     },
     async close() {
       closing = true;

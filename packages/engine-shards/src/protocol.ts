@@ -1,7 +1,7 @@
 // The messages between the group's process and its engine shards, over the child processes' IPC
 // channel with advanced serialization (Dates, bigints and byte arrays cross as they are).
 import type { CallContext, Principal } from "@flaplab/component";
-import type { GameSnapshot } from "@flaplab/engine";
+import type { GameSnapshot, SnapshotWrites } from "@flaplab/engine";
 import type { UpgradeRequest } from "@flaplab/streams";
 
 /** Parent → shard: play this game; its WebSocket (admitted, not yet answered) comes as the handle. */
@@ -42,7 +42,45 @@ export interface CloseSession {
   readonly reason: string;
 }
 
-export type ToShard = PlayGame | CallResult | SampleRequest | CloseSession;
+/** Parent → shard: the answer to a `store` call. */
+export interface StoreResult {
+  readonly type: "store-result";
+  readonly id: number;
+  /** `writeSnapshots`: the games another engine owns now (their snapshots were not written). */
+  readonly lost?: readonly string[];
+  /** Undefined when the call succeeded. */
+  readonly error?: string;
+}
+
+export type ToShard = PlayGame | CallResult | SampleRequest | CloseSession | StoreResult;
+
+/**
+ * How a shard keeps its games' snapshots (its command line's fifth argument, JSON): as the group's
+ * engine, at the group's cadence, in the group's store.
+ */
+export interface ShardSnapshotSetup {
+  /** The group's engine name: a shard's snapshots are its engine's (the store's owner of the game). */
+  readonly engine: string;
+  /** The group's keeper's `writes`. */
+  readonly writes: SnapshotWrites;
+  /**
+   * "group": the store is in the group's process (in memory), reached through the group (`store`
+   * calls); "shared": the deployment's shared store (`FLAPLAB_SNAPSHOT_STORE`, in the environment
+   * the shard inherits), which the shard connects to itself, so that its writes neither pass
+   * through the group nor die with it.
+   */
+  readonly store: "group" | "shared";
+}
+
+/**
+ * Shard → parent: a write to the group's in-process snapshot store, messages encoded (protobuf
+ * binary). The only calls a shard's keeper makes: it neither resumes games nor beats a heartbeat.
+ */
+export type StoreCall = { readonly type: "store"; readonly id: number } & (
+  | { readonly method: "writeOrigin"; readonly origin: Uint8Array }
+  | { readonly method: "writeSnapshots"; readonly engine: string; readonly snapshots: readonly Uint8Array[] }
+  | { readonly method: "remove"; readonly gameIds: readonly string[] }
+);
 
 /** Shard → parent: started and listening for games. */
 export interface ShardReady {
@@ -99,6 +137,8 @@ export interface ShardSample {
   /** Games in its table and sessions open now. */
   readonly games: number;
   readonly sessions: number;
+  /** Games its snapshot keeper keeps now (null: it keeps no snapshots). */
+  readonly keptGames: number | null;
   readonly rssBytes: number;
   readonly heapUsedBytes: number;
   /** Open file descriptors (null where /proc/self/fd cannot be read). */
@@ -112,4 +152,4 @@ export interface SampleReply {
   readonly sample: ShardSample;
 }
 
-export type FromShard = ShardReady | ShardCall | SessionClosed | GameEnded | SampleReply;
+export type FromShard = ShardReady | ShardCall | SessionClosed | GameEnded | SampleReply | StoreCall;

@@ -5,7 +5,7 @@ export const ENGINE_SHARDS = text({
   name: "FLAPLAB_ENGINE_SHARDS",
   format: "0…64 or `auto`",
   description:
-    "engine shard processes (`auto`: one per core) that play the WebSocket link's games, every core of the machine behind the group's one port ([`packages/engine-shards/README.md`](../packages/engine-shards/README.md))",
+    "engine shard processes (`auto`: one per core) that play the WebSocket link's games, every core of the machine behind the group's one port; they keep their games' snapshots in the engine's store (a shard inherits `FLAPLAB_SNAPSHOT_STORE`) ([`packages/engine-shards/README.md`](../packages/engine-shards/README.md))",
   defaultText: "0",
   readBy: "engine",
 });

@@ -277,6 +277,20 @@ export class SnapshotKeeper {
     if (ended) this.store.remove([gameId]).catch((err: unknown) => this.failed("remove", err));
   }
 
+  /**
+   * Game `gameId` left this process to be played by another process of this engine (a shard, whose
+   * own keeper writes its snapshots as this engine's from now on): stops keeping it here, writing
+   * and removing nothing.
+   */
+  handOff(gameId: string): void {
+    this.drop(gameId);
+  }
+
+  /** Games kept now (their origin written, their snapshots written as they change). */
+  get size(): number {
+    return this.kept.size;
+  }
+
   /** Stops keeping game `gameId` (nothing pending is written; a ref to it finds the game anew). */
   private drop(gameId: string): KeptGame | undefined {
     const kept = this.kept.get(gameId);

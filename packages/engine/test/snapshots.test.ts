@@ -329,6 +329,26 @@ describe("snapshots", () => {
     });
   });
 
+  it("let go of a game handed to another process of the engine (a shard keeps it from then on), writing and removing nothing", async () => {
+    const { store, clock, a, sessions } = await twoEngines(["g1", "g2"]);
+    await ticks(clock, 3);
+    expect(a.keeper.size).toBe(2);
+    const batches = a.keeper.batches;
+    // A press changes g1 in the round it is handed off: its pending snapshot is not written.
+    a.games.input("g1", "alice", { seq: 2, clientTimeMs: 0 });
+    a.keeper.changed(a.games.get("g1")!);
+    a.keeper.changed(a.games.get("g2")!);
+    a.keeper.handOff("g1");
+    expect(a.keeper.size).toBe(1);
+    await flush();
+    expect(a.keeper.batches).toBe(batches + 1);
+    // Nor is it removed: the store keeps its latest snapshot before the hand-off.
+    expect((await store.read("g1"))?.snapshot).toMatchObject({ tick: 3, lastInputSeq: 1 });
+    sessions.get("g2")!.leave();
+    await flush();
+    expect(a.keeper.size).toBe(0);
+  });
+
   it("refuse new and resumed games on a draining engine (the initiator tries another)", async () => {
     const b = engine("engine-b", new MemorySnapshotStore(), new ManualTickClock(0));
     await b.keeper.startDraining();
