@@ -3,9 +3,13 @@ import { create, fromBinary, toBinary, type DescMessage, type DescMethodUnary, t
 import { Code, ConnectError, type UnaryResponse } from "@connectrpc/connect";
 import { codeFromHttpStatus, findTrailerError, parseContentType } from "@connectrpc/connect/protocol-grpc";
 import type { Http2SessionManager } from "@connectrpc/connect-node";
+import { deadlineExceeded } from "@flaplab/component";
 import { CallOutcome, fromNodeError } from "./call-outcome.js";
 import type { LeanCall } from "./lean-call.js";
 import { UnaryCallResponse } from "./unary-response.js";
+
+/** How close to its deadline a call reset by the server counts as having reached it, ms. */
+const DEADLINE_SLACK_MS = 5;
 
 export interface GrpcH2Options {
   /** The callee group's call URL (http:// for h2c, https:// for h2 over TLS). */
@@ -61,9 +65,15 @@ export function grpcH2Caller(opts: GrpcH2Options): LeanCall {
         chunks.push(chunk);
       });
       stream.on("error", (err) => call.fail(fromNodeError(err)));
-      stream.on("close", () =>
-        call.succeed(() => readAnswer(method, stream.rstCode, responseHeaders, trailers, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))),
-      );
+      stream.on("close", () => {
+        // A server enforcing the call's deadline may reset the stream (CANCEL) just before this
+        // side's timer runs: that is the deadline, as it would have been a moment later.
+        if (responseHeaders === undefined && stream.rstCode === constants.NGHTTP2_CANCEL && call.nearDeadline(DEADLINE_SLACK_MS)) {
+          call.fail(deadlineExceeded());
+          return;
+        }
+        call.succeed(() => readAnswer(method, stream.rstCode, responseHeaders, trailers, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+      });
       if (call.start(timeoutMs)) stream.end(body);
     });
   };

@@ -1,4 +1,4 @@
-import { createServer, type Http2Server, type ServerHttp2Stream } from "node:http2";
+import { constants, createServer, type Http2Server, type ServerHttp2Stream } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
@@ -39,6 +39,9 @@ const answers: Record<string, Answer> = {
     s.on("wantTrailers", () => s.sendTrailers({ "grpc-status": "0" }));
     s.end(Buffer.concat([world, world]));
   },
+  // A server enforcing the deadline itself, a little ahead of this side's timer (a 50 ms call).
+  "reset-near-deadline": (s) => setTimeout(() => s.close(constants.NGHTTP2_CANCEL), 46),
+  "reset-at-once": (s) => s.close(constants.NGHTTP2_CANCEL),
   ok: (s) => {
     s.respond({ ":status": 200, "content-type": "application/grpc+proto", "x-custom": "h" }, { waitForTrailers: true });
     s.on("wantTrailers", () => s.sendTrailers({ "grpc-status": "0", "x-trailer": "t" }));
@@ -73,9 +76,9 @@ function call(answer: string, timeoutMs?: number) {
   return createClient(WorldGenService, transport).generateWorld({ gameId: "g" }, { headers: { "x-answer": answer }, ...(timeoutMs === undefined ? {} : { timeoutMs }) });
 }
 
-async function failure(answer: string): Promise<ConnectError> {
+async function failure(answer: string, timeoutMs?: number): Promise<ConnectError> {
   try {
-    await call(answer);
+    await call(answer, timeoutMs);
   } catch (err) {
     return ConnectError.from(err);
   }
@@ -111,5 +114,12 @@ describe("the runtime's gRPC client reads answers as Connect-ES does", () => {
     expect((await failure("no-status")).code).toBe(Code.Internal);
     const two = await failure("two-messages");
     expect([two.code, two.rawMessage]).toEqual([Code.Unimplemented, "protocol error: received extra output message for unary method"]);
+  });
+
+  it("takes a reset by the server at the call's deadline for the deadline, and an earlier one for a cancel", async () => {
+    // The reset comes 46 ms or later into a 50 ms call: before this side's timer when the machine
+    // is quiet (the case this covers), after it when busy (then it is the timer's deadline anyway).
+    expect((await failure("reset-near-deadline", 50)).code).toBe(Code.DeadlineExceeded);
+    expect((await failure("reset-at-once", 1000)).code).toBe(Code.Canceled);
   });
 });
