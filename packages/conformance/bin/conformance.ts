@@ -6,7 +6,7 @@
 //   pnpm conformance server     the host only
 //   pnpm conformance client     the runtime's clients only
 import { knownDeviations, judge } from "../src/deviations.js";
-import { PROTOCOLS, runSuite, type Side, type SuiteResult } from "../src/suite.js";
+import { failureDetail, PROTOCOLS, runSuite, type Side, type SuiteResult } from "../src/suite.js";
 
 const arg = process.argv[2];
 if (arg !== undefined && arg !== "server" && arg !== "client") {
@@ -32,7 +32,13 @@ for (const side of sides) {
   const failures = results.filter((r) => r.side === side).flatMap((r) => r.failures);
   const verdict = judge(failures, known);
   unexpected += verdict.unexpected.length;
-  for (const name of failures) console.log(`${side} ${verdict.unexpected.includes(name) ? "FAILED" : "known deviation"}: ${name}`);
+  for (const r of results.filter((x) => x.side === side)) {
+    for (const name of r.failures) {
+      const unexpected = verdict.unexpected.includes(name);
+      console.log(`${side} ${unexpected ? "FAILED" : "known deviation"}: ${name}`);
+      if (unexpected) console.log(failureDetail(r.output, name));
+    }
+  }
   for (const pattern of verdict.stale) console.log(`${side} known deviation no longer failing: ${pattern}`);
 }
 console.log(`${results.reduce((n, r) => n + r.passed, 0)} passed, ${results.reduce((n, r) => n + r.failed, 0)} failed, ${unexpected} not known deviations`);

@@ -56,14 +56,18 @@ function errorOf(error: ProtoError, info: ConformancePayload_RequestInfo): Conne
   return err;
 }
 
+/** Waits `ms`; fails with the call's end (its deadline, the client gone, shutdown) if that comes first. */
 function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", stop);
       resolve();
+    }, ms);
+    function stop(): void {
+      clearTimeout(timer);
+      reject(ConnectError.from(signal.reason));
     }
-    signal.addEventListener("abort", done, { once: true });
+    if (signal.aborted) stop();
+    else signal.addEventListener("abort", stop, { once: true });
   });
 }

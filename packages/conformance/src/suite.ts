@@ -74,6 +74,19 @@ export function failedCases(output: string): string[] {
   return [...output.matchAll(/^FAILED: (.+):$/gm)].map((m) => m[1]!);
 }
 
+/** What the runner says about a failing case: the indented lines after its `FAILED:` line. */
+export function failureDetail(output: string, name: string): string {
+  const lines = output.split("\n");
+  const at = lines.indexOf(`FAILED: ${name}:`);
+  if (at < 0) return "";
+  const detail: string[] = [];
+  for (const line of lines.slice(at + 1)) {
+    if (!line.startsWith("\t")) break;
+    detail.push(line);
+  }
+  return detail.join("\n");
+}
+
 function run(command: string, args: string[], timeoutMs: number): Promise<{ code: number | null; output: string }> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(command, args, { cwd: PACKAGE, stdio: ["ignore", "pipe", "pipe"] });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { judge, matches } from "../src/deviations.js";
 import { frame, unframe } from "../src/framing.js";
-import { failedCases, limitToProtocol, parseCounts } from "../src/suite.js";
+import { failedCases, failureDetail, limitToProtocol, parseCounts } from "../src/suite.js";
 
 async function* chunks(...parts: number[][]): AsyncGenerator<Uint8Array> {
   for (const p of parts) yield new Uint8Array(p);
@@ -46,6 +46,12 @@ describe("the runner's output", () => {
       "Basic/HTTPVersion:1/Protocol:PROTOCOL_CONNECT/Codec:CODEC_JSON/TLS:false/unary/success",
       "gRPC Unexpected Requests/HTTPVersion:2/TLS:false/unexpected-compression",
     ]);
+  });
+
+  it("gives what the runner says about a failing case", () => {
+    expect(failureDetail(output, "Basic/HTTPVersion:1/Protocol:PROTOCOL_CONNECT/Codec:CODEC_JSON/TLS:false/unary/success")).toBe("\treceived an unexpected error:");
+    expect(failureDetail(output, "gRPC Unexpected Requests/HTTPVersion:2/TLS:false/unexpected-compression")).toBe("");
+    expect(failureDetail(output, "Basic/none")).toBe("");
   });
 
   it("has no counts without the summary (a runner that stopped early)", () => {
