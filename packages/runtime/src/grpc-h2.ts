@@ -64,11 +64,14 @@ export function grpcH2Caller(opts: GrpcH2Options): LeanCall {
         }
         chunks.push(chunk);
       });
-      stream.on("error", (err) => call.fail(fromNodeError(err)));
+      // A server enforcing the call's deadline may reset the stream (CANCEL, before its
+      // trailers, with or without its headers) just before this side's timer runs: that is the
+      // deadline, as it would have been a moment later.
+      const deadlineReset = (): boolean =>
+        trailers === undefined && stream.rstCode === constants.NGHTTP2_CANCEL && call.nearDeadline(DEADLINE_SLACK_MS);
+      stream.on("error", (err) => call.fail(deadlineReset() ? deadlineExceeded() : fromNodeError(err)));
       stream.on("close", () => {
-        // A server enforcing the call's deadline may reset the stream (CANCEL) just before this
-        // side's timer runs: that is the deadline, as it would have been a moment later.
-        if (responseHeaders === undefined && stream.rstCode === constants.NGHTTP2_CANCEL && call.nearDeadline(DEADLINE_SLACK_MS)) {
+        if (deadlineReset()) {
           call.fail(deadlineExceeded());
           return;
         }
