@@ -28,6 +28,8 @@ fi
 bash "$(dirname "$0")/setup-toxiproxy.sh"
 # ghz (grpc-go load client) for the h2c flood test's second client (about a minute to build).
 bash "$(dirname "$0")/setup-ghz.sh"
+# Connect's conformance runner for the slow tier's conformance suite (about a minute to build).
+bash "$(dirname "$0")/setup-conformance.sh"
 initdb="$(postgres_initdb)"
 initdb="${initdb:-$(command -v initdb)}"
 echo "setup:test: $(/usr/bin/chromium --version 2>/dev/null | head -1), $(g++ --version | head -1), $(go version), $("$(dirname "$initdb")/postgres" --version), $(redis-server --version | cut -d' ' -f1-3)"

@@ -15,7 +15,8 @@ export abstract class CallSignal {
   private ended: { reason: unknown } | undefined;
 
   protected constructor(timeoutMs: number | undefined) {
-    if (timeoutMs !== undefined && Number.isFinite(timeoutMs)) this.deadline = Date.now() + timeoutMs;
+    // Whole milliseconds, as Connect's handler context keeps it (a Date): a gRPC timeout in µs or ns may have fractions.
+    if (timeoutMs !== undefined && Number.isFinite(timeoutMs)) this.deadline = Math.trunc(Date.now() + timeoutMs);
   }
 
   /** Why the call is already over when a handler first reads `signal` (a reason), or undefined. */

@@ -8,8 +8,17 @@ function headerOf(req: NodeRequest, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** Reads the request body; stops at `limit` + 1 bytes (Connect then answers resource_exhausted) and drops the rest. */
-export function readBody(req: NodeRequest, limit: number): Promise<Uint8Array> {
+/** The prefix of a gRPC, gRPC-Web or Connect streaming message envelope (flags, then the length). */
+export const ENVELOPE_PREFIX_BYTES = 5;
+
+/**
+ * Reads the request body of a call whose message may be `readMaxBytes` long: a body of up to
+ * `readMaxBytes` + 5 bytes (one message in its envelope) is read whole; a larger one is read to
+ * one byte past that (then it is answered resource_exhausted) and the rest dropped, and one whose
+ * content-length says so is not read at all (an empty body).
+ */
+export function readBody(req: NodeRequest, readMaxBytes: number): Promise<Uint8Array> {
+  const limit = readMaxBytes + ENVELOPE_PREFIX_BYTES;
   const declared = Number(headerOf(req, "content-length"));
   if (declared > limit) {
     // Connect refuses it from the header alone; nothing of it is needed.

@@ -4,9 +4,10 @@ import { fromBinary, type DescMessage, type DescMethodUnary, type DescService } 
 import { Code, ConnectError, createConnectRouter, createContextValues, type ConnectRouterOptions, type ServiceImpl } from "@connectrpc/connect";
 import type { UniversalHandler, UniversalServerRequest } from "@connectrpc/connect/protocol";
 import { clientAddressKey } from "@flaplab/component";
+import { jsonRegistryOf } from "@flaplab/runtime";
 import type { Logger } from "pino";
 import { writeError } from "./admission.js";
-import { readBody } from "./body.js";
+import { ENVELOPE_PREFIX_BYTES, readBody } from "./body.js";
 import { connectUnaryFormat, isLeanGrpc, mediaTypeOf, serveConnectUnary, serveGrpcUnary, type UnaryImpl } from "./connect-unary.js";
 
 type NodeRequest = IncomingMessage | Http2ServerRequest;
@@ -53,7 +54,9 @@ export interface ConnectRoutes {
  */
 export function createConnectRoutes(opts: ConnectRoutesOptions): ConnectRoutes {
   const shutdown = new AbortController();
-  const router = createConnectRouter({ ...opts, shutdownSignal: shutdown.signal });
+  // JSON needs the services' types to write and read a google.protobuf.Any; found once, here.
+  const json = { registry: opts.jsonOptions?.registry ?? jsonRegistryOf(opts.services.map((s) => s.service)) };
+  const router = createConnectRouter({ ...opts, jsonOptions: { ...opts.jsonOptions, ...json }, shutdownSignal: shutdown.signal });
   const byPath = new Map<string, UniversalHandler>();
   const unary = new Map<string, { method: DescMethodUnary; impl: UnaryImpl }>();
   for (const { service, impl } of opts.services) {
@@ -85,7 +88,7 @@ export function createConnectRoutes(opts: ConnectRoutesOptions): ConnectRoutes {
     const size = declared > opts.readMaxBytes ? declared : body.byteLength;
     const values = createContextValues().set(clientAddressKey, req.socket?.remoteAddress);
     const headers: OutgoingHttpHeaders = opts.corsHeaders(headerOf(req, "origin"));
-    await serveConnectUnary(target.method, target.impl, format, req, res, body, size, headers, values, shutdown.signal, opts.readMaxBytes);
+    await serveConnectUnary(target.method, target.impl, format, req, res, body, size, headers, values, shutdown.signal, opts.readMaxBytes, json);
   };
 
   const serve = async (handler: UniversalHandler, req: NodeRequest, res: NodeResponse, read: Uint8Array | undefined): Promise<void> => {
@@ -97,13 +100,25 @@ export function createConnectRoutes(opts: ConnectRoutesOptions): ConnectRoutes {
     }
     // gRPC unary, binary, one uncompressed message (what gRPC clients send): without Connect-ES's handler.
     const target = unary.get(handler.requestPath);
-    if (target !== undefined && isLeanGrpc(req, body)) {
+    // (A body read past the limit may hold a whole message that is too large: left to oversizedMessage.)
+    if (target !== undefined && body.byteLength <= opts.readMaxBytes + ENVELOPE_PREFIX_BYTES && isLeanGrpc(req, body)) {
       const values = createContextValues().set(clientAddressKey, req.socket?.remoteAddress);
       await serveGrpcUnary(target.method, target.impl, req, res, body, opts.corsHeaders(headerOf(req, "origin")), values, shutdown.signal);
       return;
     }
-    // Connect-ES answers a message it cannot decode with `internal`; the client sent bad input.
-    const undecodable = undecodableMessage(handler.method.input, headerOf(req, "content-type") ?? "", body);
+    const contentType = headerOf(req, "content-type") ?? "";
+    // The body was cut at the size limit (admission and readBody keep room for one envelope): too large.
+    const oversized = oversizedMessage(contentType, headerOf(req, "content-length"), body, opts.readMaxBytes);
+    if (oversized !== undefined) {
+      const message = `message size ${oversized} is larger than configured readMaxBytes ${opts.readMaxBytes}`;
+      writeError(req, res, Code.ResourceExhausted, message, opts.corsHeaders(headerOf(req, "origin")));
+      return;
+    }
+    // Connect-ES answers a message it cannot decode with `internal`; the client sent bad input. A
+    // compressed body (an encoding the host does not accept) is left to Connect-ES: unimplemented.
+    const encoding = headerOf(req, "grpc-encoding");
+    const plain = encoding === undefined || encoding === "identity";
+    const undecodable = plain ? undecodableMessage(handler.method.input, contentType, body) : undefined;
     if (undecodable !== undefined) {
       writeError(req, res, Code.InvalidArgument, `parse binary: ${undecodable}`, opts.corsHeaders(headerOf(req, "origin")));
       return;
@@ -226,6 +241,20 @@ async function* oneChunk(bytes: Uint8Array): AsyncIterable<Uint8Array> {
 /** gRPC and gRPC-Web binary content types (the enveloped ones Connect-ES takes for a unary method). */
 const GRPC_BINARY = new Set(["application/grpc", "application/grpc+proto", "application/grpc-web", "application/grpc-web+proto"]);
 const COMPRESSED = 0x01;
+
+/**
+ * The size of a gRPC or gRPC-Web request's message when it is larger than `readMaxBytes` (the
+ * size its envelope or its content-length declares), else undefined. Such a body was not read,
+ * or read only up to the limit, so Connect-ES would find a message missing or cut short.
+ */
+function oversizedMessage(contentType: string, contentLength: string | undefined, body: Uint8Array, readMaxBytes: number): number | undefined {
+  if (!mediaTypeOf(contentType).startsWith("application/grpc")) return undefined;
+  const declared = Number(contentLength);
+  if (declared > readMaxBytes + ENVELOPE_PREFIX_BYTES) return declared - ENVELOPE_PREFIX_BYTES;
+  if (body.byteLength < ENVELOPE_PREFIX_BYTES) return undefined;
+  const length = new DataView(body.buffer, body.byteOffset, ENVELOPE_PREFIX_BYTES).getUint32(1);
+  return length > readMaxBytes ? length : undefined;
+}
 
 /**
  * Why a gRPC or gRPC-Web binary request body holds a message of `schema` that cannot be decoded

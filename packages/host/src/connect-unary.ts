@@ -1,6 +1,6 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
-import { create, fromBinary, fromJsonString, toBinary, toJsonString, type DescMethodUnary, type DescService, type MessageShape } from "@bufbuild/protobuf";
+import { create, fromBinary, fromJsonString, toBinary, toJsonString, type DescMethodUnary, type DescService, type MessageShape, type Registry } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues, type HandlerContext } from "@connectrpc/connect";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 import { parseTimeout as parseGrpcTimeout, setTrailerStatus } from "@connectrpc/connect/protocol-grpc";
@@ -140,6 +140,8 @@ export async function serveConnectUnary(
   values: ContextValues,
   shutdownSignal: AbortSignal,
   readMaxBytes: number,
+  /** The types JSON may find in a `google.protobuf.Any` (the mounted services' files). */
+  json: { readonly registry: Registry },
 ): Promise<void> {
   const rawTimeout = req.headers["connect-timeout-ms"];
   const timeout = Array.isArray(rawTimeout) ? rawTimeout[0] : rawTimeout;
@@ -157,12 +159,12 @@ export async function serveConnectUnary(
     }
     let input: MessageShape<typeof method.input>;
     try {
-      input = format === "binary" ? fromBinary(method.input, body) : fromJsonString(method.input, Buffer.from(body).toString("utf8"));
+      input = format === "binary" ? fromBinary(method.input, body) : fromJsonString(method.input, Buffer.from(body).toString("utf8"), json);
     } catch (e) {
       throw new ConnectError(`parse ${format}: ${e instanceof Error ? e.message : String(e)}`, Code.InvalidArgument);
     }
     const output = create(method.output, (await impl(input, ctx)) as MessageShape<typeof method.output>);
-    out = format === "binary" ? toBinary(method.output, output) : Buffer.from(toJsonString(method.output, output), "utf8");
+    out = format === "binary" ? toBinary(method.output, output) : Buffer.from(toJsonString(method.output, output, json), "utf8");
   } catch (e) {
     // As Connect's handler: a ConnectError as it is, anything else as "internal error".
     error = e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);

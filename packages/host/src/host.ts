@@ -1,16 +1,31 @@
 import { cors as connectCors } from "@connectrpc/connect";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import type { DescService } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
 import fastifyCors from "@fastify/cors";
-import { parseAddress, type Runtime } from "@flaplab/runtime";
+import { parseAddress } from "@flaplab/runtime";
 import { fastify, LogController, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { createConnectRoutes } from "./connect-routes.js";
 import { defaultCorsOrigins, normalizeOrigin, resolveHostLimits, type HostLimits } from "./config.js";
 import { createDualProtocolServer, type DualProtocolServer, type UpgradeHandler } from "./dual-protocol-server.js";
 
+/**
+ * What the host serves of a runtime (a `Runtime` is one): the services mounted in this process with
+ * their implementations, and the names and address `/healthz` and `listen` use.
+ */
+export interface HostedRuntime {
+  readonly topology: { readonly name: string };
+  readonly group: { readonly name: string; readonly address: string };
+  readonly mounted: readonly {
+    readonly definition: { readonly name: string; readonly service: DescService };
+    readonly impl: ServiceImpl<DescService>;
+  }[];
+}
+
 export interface HostOptions {
-  readonly runtime: Runtime;
+  readonly runtime: HostedRuntime;
   readonly logger: Logger;
   /** Largest request body accepted (default: the runtime's, 1 MiB). */
   readonly readMaxBytes?: number;

@@ -1,5 +1,5 @@
 export { createHost } from "./host.js";
-export type { Host, HostOptions } from "./host.js";
+export type { Host, HostedRuntime, HostOptions } from "./host.js";
 export type { UpgradeHandler } from "./dual-protocol-server.js";
 export {
   CORS_ORIGINS_ENV,

@@ -9,6 +9,8 @@ import { deadlineExceeded } from "@flaplab/component";
 export class CallOutcome<T> {
   private settled = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the deadline passes (performance.now()), if the call has one. */
+  private deadline: number | undefined;
   private readonly onAbort = (): void => this.fail(ConnectError.from(this.signal?.reason, Code.Canceled));
 
   constructor(
@@ -21,6 +23,7 @@ export class CallOutcome<T> {
   /** Starts the deadline and listens to the caller's signal; false when the call has already failed (the signal was aborted). */
   start(timeoutMs: number | undefined): boolean {
     if (timeoutMs !== undefined) {
+      this.deadline = performance.now() + timeoutMs;
       this.timer = setTimeout(() => this.fail(deadlineExceeded()), timeoutMs);
     }
     if (this.signal !== undefined) {
@@ -31,6 +34,15 @@ export class CallOutcome<T> {
       this.signal.addEventListener("abort", this.onAbort);
     }
     return true;
+  }
+
+  /**
+   * Whether the call's deadline has passed, or is at most `slackMs` away: a server that enforces
+   * the same deadline (sent with the call) counts it from when the request reached it, and may end
+   * the call a moment before this side's timer, which fires up to a millisecond late, runs.
+   */
+  nearDeadline(slackMs: number): boolean {
+    return this.deadline !== undefined && performance.now() >= this.deadline - slackMs;
   }
 
   /** Ends the call with `err` and cancels its request, unless it has ended already. */

@@ -33,6 +33,7 @@ import type { CallLog, CallMode } from "./call-log.js";
 import { endSpan, injectTrace, startClientSpan } from "./call-tracing.js";
 import { connectH1Caller } from "./connect-h1.js";
 import { grpcH2Caller } from "./grpc-h2.js";
+import { jsonRegistryOf } from "./json-registry.js";
 import type { LeanCall } from "./lean-call.js";
 import { CALLER_HEADER, DirectContext, inProcessCallKey } from "./direct-context.js";
 import { codeName, gameIdOf } from "./guard.js";
@@ -317,23 +318,59 @@ export function networkTransport(
   conn: Connections,
   readMaxBytes: number,
 ): Transport {
-  const baseUrl = site.targetGroup.callUrl;
+  const wire = {
+    baseUrl: site.targetGroup.callUrl,
+    service: site.target.service,
+    network: net,
+    connections: conn,
+    readMaxBytes,
+    defaultTimeoutMs: site.defaultTimeoutMs,
+  };
+  return selectTransport(wire, [observingInterceptor(site)], site);
+}
+
+export interface WireOptions {
+  /** The callee group's call URL (http:// for HTTP/1.1 and h2c, https:// for TLS). */
+  readonly baseUrl: string;
+  /** The service called (its types are what JSON may find in a `google.protobuf.Any`). */
+  readonly service: DescService;
+  readonly network: NetworkSettings;
+  readonly connections: Connections;
+  readonly readMaxBytes: number;
+  /** Deadline of a call that sets none, ms; without one, such a call carries no deadline. */
+  readonly defaultTimeoutMs?: number | undefined;
+}
+
+/**
+ * A transport that makes calls exactly as a networked edge does (the same clients for the same
+ * network settings), but outside a topology: no credential, caller header, call record or span.
+ * For tools that test the wire protocols themselves (the conformance suite's client under test).
+ */
+export function wireTransport(opts: WireOptions): Transport {
+  return selectTransport(opts, [], undefined);
+}
+
+/** The client for network settings; `site` observes the calls (credential, caller, record, span) when given. */
+function selectTransport(opts: WireOptions, interceptors: Interceptor[], site: CallSite | undefined): Transport {
+  const { baseUrl, network: net, connections: conn, readMaxBytes, defaultTimeoutMs } = opts;
+  const registry = net.format === "json" ? jsonRegistryOf([opts.service]) : undefined;
   const common = {
     baseUrl,
-    interceptors: [observingInterceptor(site)],
+    interceptors,
     readMaxBytes,
     useBinaryFormat: net.format === "binary",
-    defaultTimeoutMs: site.defaultTimeoutMs,
+    defaultTimeoutMs,
+    ...(registry === undefined ? {} : { jsonOptions: { registry } }),
   };
   if (net.protocol === "connect" && net.httpVersion !== "2") {
     // The default network setting: Connect over HTTP/1.1, one write per call (connect-h1.ts).
-    const h1 = { baseUrl, agent: conn.agent, binary: net.format === "binary", readMaxBytes };
-    return leanTransport(site, connectH1Caller(h1));
+    const h1 = { baseUrl, agent: conn.agent, binary: net.format === "binary", readMaxBytes, registry };
+    return leanTransport(connectH1Caller(h1), defaultTimeoutMs, site);
   }
   if (net.protocol === "grpc" && net.format === "binary") {
     // gRPC over HTTP/2 on the group's session, one HEADERS and one DATA frame per call (grpc-h2.ts).
     const h2 = { baseUrl, sessions: conn.h2, readMaxBytes };
-    return leanTransport(site, grpcH2Caller(h2));
+    return leanTransport(grpcH2Caller(h2), defaultTimeoutMs, site);
   }
   const http = net.httpVersion === "2"
     ? { httpVersion: "2" as const, sessionManager: conn.h2 }
@@ -348,8 +385,8 @@ export function networkTransport(
   }
 }
 
-/** A unary-only transport over one of the runtime's own clients, observed like the others. */
-function leanTransport(site: CallSite, call: LeanCall): Transport {
+/** A unary-only transport over one of the runtime's own clients, observed like the others when a call site is given. */
+function leanTransport(call: LeanCall, defaultTimeoutMs: number | undefined, site: CallSite | undefined): Transport {
   return {
     unary<I extends DescMessage, O extends DescMessage>(
       method: DescMethodUnary<I, O>,
@@ -360,7 +397,8 @@ function leanTransport(site: CallSite, call: LeanCall): Transport {
     ): Promise<UnaryResponse<I, O>> {
       const message = create(method.input, input);
       const headers = new Headers(header);
-      return observe(site, method.name, headers, message, () => call(method, message, headers, signal, timeoutMs ?? site.defaultTimeoutMs));
+      const invoke = () => call(method, message, headers, signal, timeoutMs ?? defaultTimeoutMs);
+      return site === undefined ? invoke() : observe(site, method.name, headers, message, invoke);
     },
     stream() {
       return Promise.reject(new ConnectError("streaming calls are not served by the runtime", Code.Unimplemented));

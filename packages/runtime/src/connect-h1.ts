@@ -9,9 +9,10 @@ import {
   type DescMessage,
   type DescMethodUnary,
   type MessageShape,
+  type Registry,
 } from "@bufbuild/protobuf";
 import { Code, ConnectError, type UnaryResponse } from "@connectrpc/connect";
-import { codeFromHttpStatus, errorFromJsonBytes, trailerDemux } from "@connectrpc/connect/protocol-connect";
+import { codeFromHttpStatus, errorFromJsonBytes, parseContentType, trailerDemux } from "@connectrpc/connect/protocol-connect";
 import type { Agent } from "node:http";
 import { CallOutcome, fromNodeError } from "./call-outcome.js";
 import type { LeanCall } from "./lean-call.js";
@@ -23,6 +24,8 @@ export interface ConnectH1Options {
   readonly agent: Agent;
   readonly binary: boolean;
   readonly readMaxBytes: number;
+  /** Types a JSON message may hold in a `google.protobuf.Any` (see jsonRegistryOf). */
+  readonly registry?: Registry | undefined;
 }
 
 /**
@@ -36,14 +39,15 @@ export interface ConnectH1Options {
 export function connectH1Caller(opts: ConnectH1Options): LeanCall {
   const base = opts.baseUrl.replace(/\/$/, "");
   const send = base.startsWith("https:") ? httpsRequest : httpRequest;
+  const json = { registry: opts.registry };
   return (method, message, header, signal, timeoutMs) => {
-    const body = opts.binary ? toBinary(method.input, message) : Buffer.from(toJsonString(method.input, message), "utf8");
+    const body = opts.binary ? toBinary(method.input, message) : Buffer.from(toJsonString(method.input, message, json), "utf8");
     const headers: OutgoingHttpHeaders = {
       "content-type": opts.binary ? "application/proto" : "application/json",
       "connect-protocol-version": "1",
       "content-length": body.byteLength,
-      "connect-timeout-ms": String(Math.max(0, Math.floor(timeoutMs))),
     };
+    if (timeoutMs !== undefined) headers["connect-timeout-ms"] = String(Math.max(0, Math.floor(timeoutMs)));
     header.forEach((value, key) => {
       headers[key] = value;
     });
@@ -64,7 +68,7 @@ export function connectH1Caller(opts: ConnectH1Options): LeanCall {
           chunks.push(chunk);
         });
         res.on("error", (err) => call.fail(fromNodeError(err)));
-        res.on("end", () => call.succeed(() => readAnswer(opts.binary, method, res, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))));
+        res.on("end", () => call.succeed(() => readAnswer(opts.binary, json, method, res, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))));
       });
       if (call.start(timeoutMs)) req.end(body);
     });
@@ -73,6 +77,7 @@ export function connectH1Caller(opts: ConnectH1Options): LeanCall {
 
 function readAnswer<I extends DescMessage, O extends DescMessage>(
   binary: boolean,
+  json: { readonly registry: Registry | undefined },
   method: DescMethodUnary<I, O>,
   res: IncomingMessage,
   bytes: Buffer,
@@ -97,14 +102,17 @@ function readAnswer<I extends DescMessage, O extends DescMessage>(
   }
   const expected = binary ? "application/proto" : "application/json";
   if (type !== expected) {
-    throw new ConnectError(`unexpected response content type "${res.headers["content-type"] ?? ""}"`, Code.Internal);
+    // As Connect-ES: a content type that is not Connect's at all is `unknown`, the other codec's `internal`.
+    const raw = res.headers["content-type"];
+    const code = parseContentType(raw ?? null) === undefined ? Code.Unknown : Code.Internal;
+    throw new ConnectError(`unexpected response content type "${raw ?? ""}"`, code, header);
   }
   if (res.headers["content-encoding"] !== undefined && res.headers["content-encoding"] !== "identity") {
     throw new ConnectError(`unexpected response encoding "${res.headers["content-encoding"]}"`, Code.Internal);
   }
   let message: MessageShape<O>;
   try {
-    message = binary ? fromBinary(method.output, bytes) : fromJsonString(method.output, bytes.toString("utf8"));
+    message = binary ? fromBinary(method.output, bytes) : fromJsonString(method.output, bytes.toString("utf8"), json);
   } catch (e) {
     throw new ConnectError(`parse ${binary ? "binary" : "json"}: ${e instanceof Error ? e.message : String(e)}`, Code.Internal);
   }

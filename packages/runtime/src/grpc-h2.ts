@@ -1,11 +1,15 @@
 import { constants, type IncomingHttpHeaders, type OutgoingHttpHeaders } from "node:http2";
 import { create, fromBinary, toBinary, type DescMessage, type DescMethodUnary, type MessageShape } from "@bufbuild/protobuf";
 import { Code, ConnectError, type UnaryResponse } from "@connectrpc/connect";
-import { codeFromHttpStatus, findTrailerError } from "@connectrpc/connect/protocol-grpc";
+import { codeFromHttpStatus, findTrailerError, parseContentType } from "@connectrpc/connect/protocol-grpc";
 import type { Http2SessionManager } from "@connectrpc/connect-node";
+import { deadlineExceeded } from "@flaplab/component";
 import { CallOutcome, fromNodeError } from "./call-outcome.js";
 import type { LeanCall } from "./lean-call.js";
 import { UnaryCallResponse } from "./unary-response.js";
+
+/** How close to its deadline a call reset by the server counts as having reached it, ms. */
+const DEADLINE_SLACK_MS = 5;
 
 export interface GrpcH2Options {
   /** The callee group's call URL (http:// for h2c, https:// for h2 over TLS). */
@@ -30,7 +34,8 @@ export function grpcH2Caller(opts: GrpcH2Options): LeanCall {
     body[0] = 0;
     body.writeUInt32BE(bytes.byteLength, 1);
     body.set(bytes, 5);
-    const headers: OutgoingHttpHeaders = { "content-type": "application/grpc+proto", te: "trailers", "grpc-timeout": `${Math.max(1, Math.ceil(timeoutMs))}m` };
+    const headers: OutgoingHttpHeaders = { "content-type": "application/grpc+proto", te: "trailers" };
+    if (timeoutMs !== undefined) headers["grpc-timeout"] = `${Math.max(1, Math.ceil(timeoutMs))}m`;
     header.forEach((value, key) => {
       headers[key] = value;
     });
@@ -59,10 +64,19 @@ export function grpcH2Caller(opts: GrpcH2Options): LeanCall {
         }
         chunks.push(chunk);
       });
-      stream.on("error", (err) => call.fail(fromNodeError(err)));
-      stream.on("close", () =>
-        call.succeed(() => readAnswer(method, stream.rstCode, responseHeaders, trailers, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))),
-      );
+      // A server enforcing the call's deadline may reset the stream (CANCEL, before its
+      // trailers, with or without its headers) just before this side's timer runs: that is the
+      // deadline, as it would have been a moment later.
+      const deadlineReset = (): boolean =>
+        trailers === undefined && stream.rstCode === constants.NGHTTP2_CANCEL && call.nearDeadline(DEADLINE_SLACK_MS);
+      stream.on("error", (err) => call.fail(deadlineReset() ? deadlineExceeded() : fromNodeError(err)));
+      stream.on("close", () => {
+        if (deadlineReset()) {
+          call.fail(deadlineExceeded());
+          return;
+        }
+        call.succeed(() => readAnswer(method, stream.rstCode, responseHeaders, trailers, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+      });
       if (call.start(timeoutMs)) stream.end(body);
     });
   };
@@ -90,28 +104,30 @@ function readAnswer<I extends DescMessage, O extends DescMessage>(
     throw resetError(rstCode) ?? new ConnectError("the stream closed without a response", Code.Unavailable);
   }
   const header = toHeaders(responseHeaders);
-  const trailer = toHeaders(trailerHeaders);
   const status = Number(responseHeaders[":status"] ?? 0);
   if (status !== 200) {
     throw new ConnectError(`HTTP ${status}`, codeFromHttpStatus(status), header);
   }
-  // Trailers-only: the status is in the headers.
-  const error = findTrailerError(trailerHeaders === undefined ? header : trailer);
+  const contentType = responseHeaders["content-type"];
+  if (contentType !== "application/grpc+proto" && contentType !== "application/grpc" && parseContentType(contentType ?? null) === undefined) {
+    throw new ConnectError(`unsupported content type ${contentType ?? "(none)"}`, Code.Unknown, header);
+  }
+  if (trailerHeaders === undefined) {
+    // Trailers-only: the status is in the headers, and there is no body.
+    const error = bytes.byteLength === 0 ? findTrailerError(header) : undefined;
+    if (error !== undefined) throw error;
+    throw resetError(rstCode) ?? new ConnectError("protocol error: missing trailer", Code.Internal);
+  }
+  const trailer = toHeaders(trailerHeaders);
+  const error = findTrailerError(trailer);
   if (error !== undefined) {
     header.forEach((value, key) => {
       error.metadata.append(key, value);
     });
     throw error;
   }
-  if (trailerHeaders === undefined) {
-    throw resetError(rstCode) ?? new ConnectError("protocol error: missing trailer", Code.Internal);
-  }
-  if (bytes.byteLength < 5 || bytes[0] !== 0 || bytes.readUInt32BE(1) !== bytes.byteLength - 5) {
-    throw new ConnectError(
-      bytes.byteLength === 0 ? "protocol error: missing output message for unary method" : "protocol error: expected one uncompressed message",
-      bytes.byteLength === 0 ? Code.Unimplemented : Code.Internal,
-    );
-  }
+  if (trailerHeaders["grpc-status"] === undefined) throw new ConnectError("protocol error: missing status", Code.Internal);
+  if (bytes.byteLength < 5 || bytes[0] !== 0 || bytes.readUInt32BE(1) !== bytes.byteLength - 5) throw envelopeError(bytes);
   let message: MessageShape<O>;
   try {
     message = fromBinary(method.output, bytes.subarray(5));
@@ -119,6 +135,16 @@ function readAnswer<I extends DescMessage, O extends DescMessage>(
     throw new ConnectError(`parse binary: ${e instanceof Error ? e.message : String(e)}`, Code.Internal);
   }
   return new UnaryCallResponse(method, create(method.output, message), header, trailer);
+}
+
+/** Why a unary answer's body is not one uncompressed message envelope, as Connect-ES reports it. */
+function envelopeError(bytes: Buffer): ConnectError {
+  if (bytes.byteLength === 0) return new ConnectError("protocol error: missing output message for unary method", Code.Unimplemented);
+  if (bytes.byteLength < 5) return new ConnectError("protocol error: premature end of stream", Code.Internal);
+  const end = 5 + bytes.readUInt32BE(1);
+  if (end > bytes.byteLength) return new ConnectError("protocol error: premature end of stream", Code.Internal);
+  if (end < bytes.byteLength) return new ConnectError("protocol error: received extra output message for unary method", Code.Unimplemented);
+  return new ConnectError(`protocol error: received a message with flags ${bytes[0]}, but no compression was negotiated`, Code.Internal);
 }
 
 /** The error of an HTTP/2 stream reset, as Connect-ES maps the codes. */

@@ -11,3 +11,6 @@ export {
   FLAPPYGO_CSV_HEADER,
 } from "./call-log.js";
 export type { CallLog, CallRecord, CallMode } from "./call-log.js";
+export { closeConnections, openConnections, wireTransport } from "./clients.js";
+export type { Connections, WireOptions } from "./clients.js";
+export { jsonRegistryOf } from "./json-registry.js";
