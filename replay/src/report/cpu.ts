@@ -31,11 +31,21 @@ export interface GroupCpuRow {
   readonly usPerCall: number | null;
   /** The methods those calls were ("GenerateWorld ×5"). */
   readonly calls: string;
-  /** Engine groups: CPU per tick frame, µs. */
+  /** Engine groups: CPU per tick frame, µs (the play's CPU where the runs split the start off). */
   readonly usPerFrame: number | null;
-  /** Music groups: CPU per sound (PlayMusic call), µs. */
+  /** Music groups: CPU per sound (PlayMusic call), µs (likewise). */
   readonly usPerSound: number | null;
-  /** Games one core could keep playing at once: 1 s of CPU ÷ CPU per game-second (the starts not counted). */
+  /**
+   * What the process spends with no game on it, µs per second (timers, the stream stack's polling),
+   * from the runs' idle windows; null for runs that did not watch one.
+   */
+  readonly idleUsPerSecond: number | null;
+  /** CPU per game-second beyond the idle background (usPerGameSecond − idleUsPerSecond), µs: what one more game costs. */
+  readonly netUsPerGameSecond: number | null;
+  /**
+   * Games one core could keep playing at once: 1 s of CPU ÷ CPU per game-second, net of the idle
+   * background where the runs watched it (the starts not counted).
+   */
   readonly gamesPerCore: number | null;
 }
 
@@ -53,20 +63,23 @@ export function cpuRows(group: Group): GroupCpuRow[] {
     rows.push(
       rowOf("all", all, runs, (r) => {
         const groups = r.serverCpu!.groups;
-        const play = groups.every((g) => g.playCpuUs !== null) ? groups.reduce((sum, g) => sum + g.playCpuUs!, 0) : null;
-        return { cpuUs: groups.reduce((sum, g) => sum + g.cpuUs, 0), playCpuUs: play };
+        const sum = (f: (g: (typeof groups)[number]) => number | null): number | null => (groups.every((g) => f(g) !== null) ? groups.reduce((s, g) => s + f(g)!, 0) : null);
+        return { cpuUs: groups.reduce((s, g) => s + g.cpuUs, 0), playCpuUs: sum((g) => g.playCpuUs), idleCpuUs: sum((g) => g.idleCpuUs) };
       }),
     );
   }
   return rows;
 }
 
-type Cpu = { readonly cpuUs: number; readonly playCpuUs: number | null };
+type Cpu = { readonly cpuUs: number; readonly playCpuUs: number | null; readonly idleCpuUs: number | null };
 
 function rowOf(group: string, components: readonly string[], runs: readonly RunData[], cpuOf: (run: RunData) => Cpu | undefined): GroupCpuRow {
   let cpu = 0;
   let play = 0;
   let everyPlay = true;
+  let idleUs = 0;
+  let idleMs = 0;
+  let everyIdle = true;
   let counted = 0;
   let frames = 0;
   let sounds = 0;
@@ -78,6 +91,12 @@ function rowOf(group: string, components: readonly string[], runs: readonly RunD
     cpu += used.cpuUs;
     if (used.playCpuUs === null) everyPlay = false;
     else play += used.playCpuUs;
+    const idleWindow = run.serverCpu?.idleWindowMs ?? null;
+    if (used.idleCpuUs === null || idleWindow === null) everyIdle = false;
+    else {
+      idleUs += used.idleCpuUs;
+      idleMs += idleWindow;
+    }
     frames += run.ticks ?? 0;
     for (const s of run.rpc) {
       if (s.side !== "caller" || !components.includes(s.dst)) continue;
@@ -88,6 +107,9 @@ function rowOf(group: string, components: readonly string[], runs: readonly RunD
   const handled = [...calls.values()].reduce((a, b) => a + b, 0);
   const split = everyPlay && counted > 0;
   const perSecond = frames > 0 ? (split ? play : cpu) / (frames / TICKS_PER_SECOND) : null;
+  const idlePerSecond = everyIdle && counted > 0 && idleMs > 0 ? (idleUs / idleMs) * 1000 : null;
+  const net = perSecond !== null && idlePerSecond !== null ? Math.max(0, perSecond - idlePerSecond) : null;
+  const cost = net ?? perSecond;
   const single = components.length === 1 ? components[0] : undefined;
   return {
     group,
@@ -98,8 +120,11 @@ function rowOf(group: string, components: readonly string[], runs: readonly RunD
     usPerGameSecond: perSecond,
     usPerCall: handled > 0 && single !== undefined && single !== "engine" ? cpu / handled : null,
     calls: [...calls].map(([verb, n]) => `${verb} ×${n}`).join(", "),
-    usPerFrame: single === "engine" && frames > 0 ? cpu / frames : null,
-    usPerSound: single === "music" && sounds > 0 ? cpu / sounds : null,
-    gamesPerCore: perSecond !== null && perSecond > 0 ? 1e6 / perSecond : null,
+    // Frames and sounds come during the play: per frame and per sound on the same basis as per game-second.
+    usPerFrame: single === "engine" && frames > 0 ? (split ? play : cpu) / frames : null,
+    usPerSound: single === "music" && sounds > 0 ? (split ? play : cpu) / sounds : null,
+    idleUsPerSecond: idlePerSecond,
+    netUsPerGameSecond: net,
+    gamesPerCore: cost !== null && cost > 0 ? 1e6 / cost : null,
   };
 }

@@ -80,7 +80,15 @@ export interface ServerCpuView {
   readonly windowMs: number;
   /** From the game's start (first input) to game over; null in runs that did not split it off. */
   readonly playWindowMs: number | null;
-  readonly groups: readonly { readonly group: string; readonly components: readonly string[]; readonly cpuUs: number; readonly playCpuUs: number | null }[];
+  /** A window with no game before the browser starts; null in runs that did not watch one. */
+  readonly idleWindowMs: number | null;
+  readonly groups: readonly {
+    readonly group: string;
+    readonly components: readonly string[];
+    readonly cpuUs: number;
+    readonly playCpuUs: number | null;
+    readonly idleCpuUs: number | null;
+  }[];
 }
 
 export interface FaultView {
@@ -444,9 +452,17 @@ function serverCpuOf(value: unknown): ServerCpuView | null {
     const cpuUs = numOrNull(g["cpuUs"]);
     if (cpuUs === null || cpuUs < 0) continue;
     const play = numOrNull(g["playCpuUs"]);
-    groups.push({ group: g["group"], components: (g["components"] as unknown[]).map(String), cpuUs, playCpuUs: play !== null && play >= 0 && play <= cpuUs ? play : null });
+    const idle = numOrNull(g["idleCpuUs"]);
+    groups.push({
+      group: g["group"],
+      components: (g["components"] as unknown[]).map(String),
+      cpuUs,
+      playCpuUs: play !== null && play >= 0 && play <= cpuUs ? play : null,
+      idleCpuUs: idle !== null && idle >= 0 ? idle : null,
+    });
   }
-  return { windowMs, playWindowMs: numOrNull(value["playWindowMs"]), groups };
+  const idleWindowMs = numOrNull(value["idleWindowMs"]);
+  return { windowMs, playWindowMs: numOrNull(value["playWindowMs"]), idleWindowMs: idleWindowMs !== null && idleWindowMs > 0 ? idleWindowMs : null, groups };
 }
 
 function faultOf(value: unknown): FaultView | null {

@@ -184,6 +184,8 @@ export const CPU_HEADERS = [
   "CPU ms / game",
   "of it, start (ms)",
   "µs / game-second",
+  "idle µs / s",
+  "net µs / game-second",
   "µs / call",
   "calls (per game)",
   "µs / tick frame",
@@ -205,6 +207,8 @@ export function cpuTable(report: Report): Table {
         formatCount(r.msPerGame),
         formatCount(r.startMsPerGame),
         formatCount(r.usPerGameSecond),
+        formatCount(r.idleUsPerSecond),
+        formatCount(r.netUsPerGameSecond),
         formatCount(r.usPerCall),
         perGame || NONE,
         formatCount(r.usPerFrame),
@@ -214,7 +218,7 @@ export function cpuTable(report: Report): Table {
     }
   }
   return { kind: "cpu", caption:
-      "Server CPU (user + system) over each game, login to game over, per server process; of it, the start (login, StartGame, up to the first input); per game-second and games per core: the play alone (the first input to game over)", textColumns: 3, headers: CPU_HEADERS, rows };
+      "Server CPU (user + system) over each game, login to game over, per server process; of it, the start (login, StartGame, up to the first input); per game-second: the play alone (the first input to game over); idle: the process with no game, per second; net: per game-second beyond idle, what one more game costs; games per core from net", textColumns: 3, headers: CPU_HEADERS, rows };
 }
 
 export const PENALTY_HEADERS = ["deployment", "seed", "metric", "pairs", "penalty (ms)", `${Math.round(CONFIDENCE * 100)} % interval (ms)`, "includes 0"] as const;

@@ -62,6 +62,8 @@ export interface ServerCpu {
   readonly windowMs: number;
   /** The part of it from the game's start (its first input) to game over, ms; null when the game did not start. */
   readonly playWindowMs: number | null;
+  /** A window before the browser starts, no game on the deployment: what the servers spend idle, ms. */
+  readonly idleWindowMs: number | null;
   readonly groups: readonly {
     readonly group: string;
     readonly components: readonly string[];
@@ -69,6 +71,8 @@ export interface ServerCpu {
     readonly cpuUs: number | null;
     /** The game's start to game over: the play, without the login and StartGame. */
     readonly playCpuUs: number | null;
+    /** Over the idle window: the process's background (timers, the stream stack's polling). */
+    readonly idleCpuUs: number | null;
   }[];
 }
 
@@ -78,8 +82,14 @@ export interface CpuSample {
   readonly groups: readonly GroupCpu[];
 }
 
-/** The CPU each group used between the samples (null where one could not be read); `atStart` splits off the play. */
-export function cpuBetween(before: CpuSample, after: CpuSample, atStart?: CpuSample): ServerCpu {
+/** How long the runner watches a deployment's servers idle before each game (`serverCpu.idleWindowMs`). */
+export const IDLE_WINDOW_MS = 1000;
+
+/**
+ * The CPU each group used between the samples (null where one could not be read); `atStart` splits
+ * off the play; `idle` is a window with no game, before `before`.
+ */
+export function cpuBetween(before: CpuSample, after: CpuSample, atStart?: CpuSample, idle?: { readonly from: CpuSample; readonly to: CpuSample }): ServerCpu {
   const used = (from: readonly GroupCpu[], a: GroupCpu): number | null => {
     const b = from.find((x) => x.group === a.group)?.cpuUs;
     return a.cpuUs === null || b === undefined || b === null ? null : Math.max(0, a.cpuUs - b);
@@ -87,12 +97,17 @@ export function cpuBetween(before: CpuSample, after: CpuSample, atStart?: CpuSam
   return {
     windowMs: after.at - before.at,
     playWindowMs: atStart ? after.at - atStart.at : null,
-    groups: after.groups.map((a) => ({
-      group: a.group,
-      components: [...a.components],
-      cpuUs: used(before.groups, a),
-      playCpuUs: atStart ? used(atStart.groups, a) : null,
-    })),
+    idleWindowMs: idle ? idle.to.at - idle.from.at : null,
+    groups: after.groups.map((a) => {
+      const idleEnd = idle?.to.groups.find((x) => x.group === a.group);
+      return {
+        group: a.group,
+        components: [...a.components],
+        cpuUs: used(before.groups, a),
+        playCpuUs: atStart ? used(atStart.groups, a) : null,
+        idleCpuUs: idle && idleEnd ? used(idle.from.groups, idleEnd) : null,
+      };
+    }),
   };
 }
 
@@ -305,7 +320,17 @@ export async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunCo
   let version = "unknown";
   let args: readonly string[] = [];
   let serverCpu: ServerCpu | null = null;
+  const sample = async (): Promise<CpuSample | undefined> => {
+    const at = performance.now();
+    const groups = await opts.serverCpu?.();
+    return groups === undefined ? undefined : { at, groups };
+  };
   try {
+    // The servers' background, with no game on them (the browser not started yet either).
+    const idleFrom = await sample();
+    if (idleFrom !== undefined) await new Promise((r) => setTimeout(r, IDLE_WINDOW_MS));
+    const idleTo = await sample();
+    const idle = idleFrom !== undefined && idleTo !== undefined ? { from: idleFrom, to: idleTo } : undefined;
     browser = await launch(opts.chromium, { deploymentHost: new URL(opts.url).hostname, stockScheduling: opts.stockScheduling });
     version = browser.version;
     args = browser.args;
@@ -314,11 +339,6 @@ export async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunCo
       page.on("crash", () => resolve({ reason: "browser page crashed", stage: "play" }));
       browser!.context.on("close", () => resolve({ reason: "browser closed", stage: "play" }));
     });
-    const sample = async (): Promise<CpuSample | undefined> => {
-      const at = performance.now();
-      const groups = await opts.serverCpu?.();
-      return groups === undefined ? undefined : { at, groups };
-    };
     const cpuBefore = await sample();
     // Sampled when the game starts, without holding up the presses that follow.
     let cpuAtStart: Promise<CpuSample | undefined> | undefined;
@@ -328,7 +348,7 @@ export async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunCo
     const played = play(page, opts, trace, ctx, samples);
     failure = await Promise.race([played, crashed]);
     const cpuAfter = await sample();
-    if (cpuBefore !== undefined && cpuAfter !== undefined) serverCpu = cpuBetween(cpuBefore, cpuAfter, await cpuAtStart);
+    if (cpuBefore !== undefined && cpuAfter !== undefined) serverCpu = cpuBetween(cpuBefore, cpuAfter, await cpuAtStart, idle);
     game = await readGame(page).catch(() => undefined);
   } catch (err) {
     failure = { reason: `browser: ${(err as Error).message.split("\n")[0]}`, stage: "login" };

@@ -117,25 +117,31 @@ describe("server CPU per component", () => {
       ({
         windowMs: 14_000,
         playWindowMs: 13_400,
+        idleWindowMs: 1000,
         groups: [
-          { group: "engine", components: ["engine"], cpuUs: 134_000 + 6_000 * run, playCpuUs: 134_000 },
-          { group: "auth", components: ["auth"], cpuUs: 600_000, playCpuUs: 0 },
+          { group: "engine", components: ["engine"], cpuUs: 134_000 + 6_000 * run, playCpuUs: 134_000, idleCpuUs: 1_000 * run },
+          { group: "auth", components: ["auth"], cpuUs: 600_000, playCpuUs: 0, idleCpuUs: 0 },
         ],
       }) as const;
     const report = await reportOf([1, 2].map((run) => ({ deployment: "microservices", run, audioMs: 5, serverCpu: split(run) })));
     const [auth, engine, all] = cpuRows(report.groups[0]!);
     expect(engine).toMatchObject({ msPerGame: 143, startMsPerGame: 9 });
     expect(engine!.usPerGameSecond).toBeCloseTo((134_000 * 2) / 26.8, 6);
-    expect(auth).toMatchObject({ msPerGame: 600, startMsPerGame: 600, usPerGameSecond: 0, gamesPerCore: null });
+    expect(engine!.usPerFrame).toBeCloseTo((134_000 * 2) / 804, 6);
+    // Idle 1,000 and 2,000 µs over two 1 s windows: 1,500 µs/s of background, not the game's.
+    expect(engine!.idleUsPerSecond).toBeCloseTo(1500, 6);
+    expect(engine!.netUsPerGameSecond).toBeCloseTo((134_000 * 2) / 26.8 - 1500, 6);
+    expect(engine!.gamesPerCore).toBeCloseTo(1e6 / ((134_000 * 2) / 26.8 - 1500), 6);
+    expect(auth).toMatchObject({ msPerGame: 600, startMsPerGame: 600, usPerGameSecond: 0, idleUsPerSecond: 0, gamesPerCore: null });
     expect(all).toMatchObject({ msPerGame: 743, startMsPerGame: 609 });
-    expect(all!.gamesPerCore).toBeCloseTo(1e6 / ((134_000 * 2) / 26.8), 6);
+    expect(all!.gamesPerCore).toBeCloseTo(1e6 / ((134_000 * 2) / 26.8 - 1500), 6);
     // A run without the split (recorded before it existed) makes the row fall back to login-to-game-over.
     const mixed = await reportOf([
       { deployment: "microservices", run: 1, audioMs: 5, serverCpu: split(1) },
       { deployment: "microservices", run: 2, audioMs: 5, serverCpu: { windowMs: 14_000, groups: [{ group: "engine", components: ["engine"], cpuUs: 140_000 }] } },
     ]);
     const [old] = cpuRows(mixed.groups[0]!).filter((r) => r.group === "engine");
-    expect(old).toMatchObject({ startMsPerGame: null });
+    expect(old).toMatchObject({ startMsPerGame: null, idleUsPerSecond: null, netUsPerGameSecond: null });
     expect(old!.usPerGameSecond).toBeCloseTo((140_000 + 140_000) / 26.8, 6);
   });
 

@@ -58,13 +58,16 @@ describe("the one-command study", () => {
     expect(cpu).toMatch(/\| monolith \| 6977347407732442987 \| [^|]+ \(auth, worldgen, engine, initiator, music, score\) \| 2 \|/);
     const engine = /\| multiregion \| 6977347407732442987 \| engine \(engine\) \| 2 \|([^\n]*)/.exec(cpu);
     expect(engine, cpu).not.toBeNull();
-    const [perGame, start, perGameSecond, , , perFrame, , gamesPerCore] = engine![1]!.split("|").map((c) => c.trim());
+    const [perGame, start, perGameSecond, idle, net, , , perFrame, , gamesPerCore] = engine![1]!.split("|").map((c) => c.trim());
     // The game's start (StartGame here) is a part of the game's CPU, split off its play.
     expect(Number(start)).toBeGreaterThan(0);
     expect(Number(start)).toBeLessThan(Number(perGame));
     expect(Number(perGameSecond)).toBeGreaterThan(0);
     expect(Number(perFrame)).toBeCloseTo(Number(perGameSecond) / 30, -1);
-    expect(Number(gamesPerCore)).toBeGreaterThan(1);
+    // The engine's background with no game, per second, and a game's cost beyond it.
+    expect(Number(idle)).toBeGreaterThanOrEqual(0);
+    expect(Number(net)).toBeCloseTo(Math.max(0, Number(perGameSecond) - Number(idle)), -1);
+    expect(Number(gamesPerCore)).toBeCloseTo(1e6 / Number(net), -1);
     expect(cpu).toMatch(/\| multiregion \| 6977347407732442987 \| all \(/);
     await readFile(join(out, "report", "report.html"));
   }, 300_000);
