@@ -43,6 +43,12 @@ export interface ReplayOptions {
    */
   readonly fault?: FaultPlan;
   /**
+   * The page presses at the trace's flap ticks on the game's tick clock (`flaplab.pressAtTicks`),
+   * not at the trace's times: the game is the simulator's whatever the machine's timing (a human
+   * trace whose outcome turns on a tick). Latency is measured from each press as always.
+   */
+  readonly pressOnTicks?: boolean;
+  /**
    * The deployment's server processes' CPU time so far (`Deployment.cpuTimes`), when the replay
    * runs a deployment it started: sampled before and after each game, into the run's `serverCpu`.
    */
@@ -92,7 +98,7 @@ export function deploymentFolder(name: string, link: StreamLink): string {
 
 export const USAGE = `usage: pnpm replay --url <web url> --trace <file> [--trace <file> …] --runs <n> --out <dir>
                    [--deployment <name>] [--retries <n>] [--rpc-logs <dir>] [--chromium <path>]
-                   [--slack-ms <ms>] [--stock-scheduling] [--link webtransport|websocket]`;
+                   [--slack-ms <ms>] [--stock-scheduling] [--link webtransport|websocket] [--press-on-ticks]`;
 
 export async function parseReplayArgs(argv: readonly string[], cwd: string): Promise<ReplayOptions> {
   const values = (() => {
@@ -111,6 +117,7 @@ export async function parseReplayArgs(argv: readonly string[], cwd: string): Pro
           "slack-ms": { type: "string", default: "15000" },
           "stock-scheduling": { type: "boolean", default: false },
           link: { type: "string", default: "webtransport" },
+          "press-on-ticks": { type: "boolean", default: false },
         },
       }).values;
     } catch (err) {
@@ -150,6 +157,7 @@ export async function parseReplayArgs(argv: readonly string[], cwd: string): Pro
     stockScheduling: values["stock-scheduling"],
     slackMs,
     link,
+    pressOnTicks: values["press-on-ticks"],
   };
 }
 

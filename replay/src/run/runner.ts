@@ -415,13 +415,18 @@ export async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunCo
 }
 
 /**
- * A run with a fault: the page presses on the game's tick clock (the trace's flap ticks), the
- * fault goes in once the game reaches its tick, and the run waits for game over.
+ * A run on the game's tick clock (`--press-on-ticks`, and every run with a fault): the page presses
+ * at the trace's flap ticks itself, so the game is the simulator's whatever the machine's timing;
+ * a fault goes in once the game reaches its tick; the run waits for game over.
  */
-async function playWithFault(page: Page, opts: ReplayOptions, fault: NonNullable<ReplayOptions["fault"]>, trace: LoadedTrace, ctx: RunContext): Promise<RunFailure | null> {
+async function playOnTicks(page: Page, opts: ReplayOptions, fault: ReplayOptions["fault"], trace: LoadedTrace, ctx: RunContext): Promise<RunFailure | null> {
   const ticks = replayFlapTicks(trace.trace);
   try {
     await page.evaluate((t) => (globalThis as unknown as PageGlobals).flaplab!.pressAtTicks(t), ticks);
+    if (ctx.barrier) {
+      ctx.arrived = true;
+      await ctx.barrier.arrive();
+    }
     await page.keyboard.press("Space");
     const gameId = await page.waitForFunction(
       () => {
@@ -436,6 +441,12 @@ async function playWithFault(page: Page, opts: ReplayOptions, fault: NonNullable
     if (id === "-") return { reason: "the game ended before it started (streams could not be opened)", stage: "start" };
     ctx.onGameStart?.();
     const tickMs = 1000 / 30;
+    if (fault === undefined) {
+      await page.waitForFunction(() => (globalThis as unknown as PageGlobals).flaplab?.state === "over", null, {
+        timeout: ctx.expected.ticks * tickMs + opts.slackMs,
+      });
+      return null;
+    }
     await page.waitForFunction(
       (at) => {
         const f = (globalThis as unknown as PageGlobals).flaplab!;
@@ -533,7 +544,7 @@ async function play(
   }
 
   const offsets = replayFlapOffsetsMs(trace.trace);
-  if (opts.fault) return playWithFault(page, opts, opts.fault, trace, ctx);
+  if (opts.fault || opts.pressOnTicks) return playOnTicks(page, opts, opts.fault, trace, ctx);
   if (ctx.barrier) {
     ctx.arrived = true;
     await ctx.barrier.arrive();

@@ -30,7 +30,7 @@ export const FAULT_DEPLOYMENT = "microservices-sharded";
 
 export const STUDY_USAGE = `usage: pnpm study [--runs <n>] [--out <dir>] [--deployments a,b,…] [--trace <file> …] [--retries <n>]
                   [--chromium <path>] [--stock-scheduling] [--links webtransport,websocket]
-                  [--fault <kind>@<tick>] [--tls] [--sequential | --duet <a>,<b>]
+                  [--fault <kind>@<tick>] [--tls] [--sequential | --duet <a>,<b>] [--press-on-ticks]
   Runs every deployment (default: ${STUDY_DEPLOYMENTS.join(", ")}) with pnpm dev, replays every trace
   (default: the easy and hard seeds in replay/traces) --runs times each in Chromium over each stream
   link (default: webtransport; runs over websocket are filed as <deployment>+websocket), and writes
@@ -38,7 +38,9 @@ export const STUDY_USAGE = `usage: pnpm study [--runs <n>] [--out <dir>] [--depl
   round N, the order rotating), so the report can pair them; --sequential runs one after the other.
   --duet a,b runs two deployments at the same time instead: each run, both play the same trace, each
   in its own browser, started together, and the report adds their press-by-press differences
-  (b − a; a is usually monolith).
+  (b − a; a is usually monolith). --press-on-ticks makes the pages press at the trace's flap ticks
+  on the game's tick clock instead of its times, so a trace whose outcome turns on a tick (a human
+  game, replay/traces/held-out) plays the simulator's game every time.
   --fault engine-kill|engine-drain|music-kill|score-kill|link-cut@<tick> kills (SIGKILL) or drains
   (SIGTERM) the process serving each game, or cuts the browser's link to its engine for 500 ms, when
   the game reaches <tick>; the page then presses on the game's tick clock. Default deployment with a fault: ${FAULT_DEPLOYMENT}. Runs are filed as
@@ -65,6 +67,8 @@ export interface StudyOptions {
   readonly sequential: boolean;
   /** The two deployments (`deployments`) play at the same time, each run. */
   readonly duet: boolean;
+  /** Pages press on the game's tick clock (ReplayOptions.pressOnTicks). */
+  readonly pressOnTicks: boolean;
 }
 
 export function parseStudyArgs(argv: readonly string[], cwd: string, repo: string): StudyOptions {
@@ -85,6 +89,7 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
           tls: { type: "boolean", default: false },
           sequential: { type: "boolean", default: false },
           duet: { type: "string" },
+          "press-on-ticks": { type: "boolean", default: false },
         },
       }).values;
     } catch (err) {
@@ -123,6 +128,7 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
     tls: values.tls,
     sequential: values.sequential,
     duet,
+    pressOnTicks: values["press-on-ticks"],
   };
 }
 
@@ -206,6 +212,7 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
         slackMs: 15_000,
         link,
         serverCpu: () => deployment.cpuTimes(),
+        pressOnTicks: opts.pressOnTicks,
         ...(opts.fault ? { fault: { ...opts.fault, inject: faultInjector(opts.fault.kind, deployment, (line) => log(`study:   ${folder}: ${line}`)) } } : {}),
     };
   };

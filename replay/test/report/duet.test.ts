@@ -102,7 +102,8 @@ describe("the start barrier", () => {
 describe("pnpm study --duet", () => {
   it("takes two different deployments, and refuses what cannot go with it", () => {
     expect(parseStudyArgs(["--duet", "monolith,microservices"], REPO, REPO)).toMatchObject({ duet: true, deployments: ["monolith", "microservices"] });
-    expect(parseStudyArgs([], REPO, REPO).duet).toBe(false);
+    expect(parseStudyArgs([], REPO, REPO)).toMatchObject({ duet: false, pressOnTicks: false });
+    expect(parseStudyArgs(["--duet", "monolith,microservices", "--press-on-ticks"], REPO, REPO).pressOnTicks).toBe(true);
     expect(() => parseStudyArgs(["--duet", "monolith"], REPO, REPO)).toThrow(/two different deployments/);
     expect(() => parseStudyArgs(["--duet", "monolith,monolith"], REPO, REPO)).toThrow(/two different deployments/);
     expect(() => parseStudyArgs(["--duet", "a,b,c"], REPO, REPO)).toThrow(/two different deployments/);
