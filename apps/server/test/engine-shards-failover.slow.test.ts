@@ -6,7 +6,7 @@ import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
 import type { Deployment } from "@flaplab/deployment";
 import type { Topology } from "@flaplab/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTopology } from "./helpers.js";
+import { alive, startTopology } from "./helpers.js";
 import { type PlayedGame, playThrough } from "./resilient-client.js";
 import { EASY_FLAP_TICKS, EASY_SEED } from "./ws-client.js";
 
@@ -57,15 +57,6 @@ function shardsOfGroup(pid: number): number[] {
   }
   return shards;
 }
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe("games on engine shards that survive their engine", () => {
   it("a drained, then a killed, engine group's shard exits with it, and its games resume from their snapshots elsewhere: all end 7 at tick 402, each press applied once, every run recorded once", async () => {

@@ -79,3 +79,13 @@ export async function startTopology(
     register: async (username) => (await auth.register({ username, password: "a long enough password" })).session!.token,
   };
 }
+
+/** Whether process `pid` is still running. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { rm } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { topologyOnFreePorts } from "./helpers.js";
+import { alive, topologyOnFreePorts } from "./helpers.js";
 
 // A server group whose parent is killed (kill -9, so nothing is passed on) stops by itself.
 const MAIN = resolve(import.meta.dirname, "../src/main.ts");
@@ -21,15 +21,6 @@ afterAll(async () => {
   }
   if (dir) await rm(dir, { recursive: true, force: true });
 });
-
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe("a server group whose parent dies", () => {
   it("notices it has a new parent and shuts down within seconds", async () => {
