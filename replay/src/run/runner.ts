@@ -84,6 +84,11 @@ export interface CpuSample {
 
 /** How long the runner watches a deployment's servers idle before each game (`serverCpu.idleWindowMs`). */
 export const IDLE_WINDOW_MS = 1000;
+/**
+ * How long it lets them settle first: a deployment that played the run before (a duet's every run)
+ * still ends that game (the score's record, the streams' close) in the second after game over.
+ */
+export const IDLE_SETTLE_MS = 1000;
 
 /**
  * The CPU each group used between the samples (null where one could not be read); `atStart` splits
@@ -327,6 +332,7 @@ export async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunCo
   };
   try {
     // The servers' background, with no game on them (the browser not started yet either).
+    if (opts.serverCpu) await new Promise((r) => setTimeout(r, IDLE_SETTLE_MS));
     const idleFrom = await sample();
     if (idleFrom !== undefined) await new Promise((r) => setTimeout(r, IDLE_WINDOW_MS));
     const idleTo = await sample();
@@ -439,6 +445,10 @@ async function playOnTicks(page: Page, opts: ReplayOptions, fault: ReplayOptions
     );
     const id = (await gameId.jsonValue()) as string;
     if (id === "-") return { reason: "the game ended before it started (streams could not be opened)", stage: "start" };
+    ctx.startEpoch = await page.evaluate(() => {
+      const start = (globalThis as unknown as PageGlobals).flaplab!.log().find((r) => r.type === "start");
+      return start ? performance.timeOrigin + start.time : undefined;
+    });
     ctx.onGameStart?.();
     const tickMs = 1000 / 30;
     if (fault === undefined) {
