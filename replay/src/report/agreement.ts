@@ -4,19 +4,12 @@ import { join, resolve } from "node:path";
 import { renderTable } from "@flaplab/report-kit";
 import { UsageError } from "./load.js";
 import { metricInfo, type MetricId, METRIC_IDS } from "./metrics.js";
+import type { PairedPenalty } from "./paired.js";
 import { REPORT_FORMAT } from "./render.js";
 import { formatMs } from "./tables.js";
 
-/** One paired penalty as metrics.json holds it (see PairedPenalty). */
-interface PenaltyJson {
-  readonly deployment: string;
-  readonly seed: string;
-  readonly metric: MetricId;
-  readonly pairs: number;
-  readonly meanMs: number | null;
-  readonly lowMs: number | null;
-  readonly highMs: number | null;
-}
+/** One paired penalty as metrics.json holds it. */
+type PenaltyJson = Pick<PairedPenalty, "deployment" | "seed" | "metric" | "pairs" | "meanMs" | "lowMs" | "highMs">;
 
 /** The same penalty in two studies, and whether their intervals overlap (null: either has none). */
 export interface Agreement {
