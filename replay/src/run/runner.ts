@@ -420,6 +420,13 @@ export async function oneRun(opts: ReplayOptions, trace: LoadedTrace, ctx: RunCo
   };
 }
 
+/** A duet's run waits, logged in, for its partner's page before pressing Space (others go on at once). */
+async function startTogether(ctx: RunContext): Promise<void> {
+  if (!ctx.barrier) return;
+  ctx.arrived = true;
+  await ctx.barrier.arrive();
+}
+
 /**
  * A run on the game's tick clock (`--press-on-ticks`, and every run with a fault): the page presses
  * at the trace's flap ticks itself, so the game is the simulator's whatever the machine's timing;
@@ -429,10 +436,7 @@ async function playOnTicks(page: Page, opts: ReplayOptions, fault: ReplayOptions
   const ticks = replayFlapTicks(trace.trace);
   try {
     await page.evaluate((t) => (globalThis as unknown as PageGlobals).flaplab!.pressAtTicks(t), ticks);
-    if (ctx.barrier) {
-      ctx.arrived = true;
-      await ctx.barrier.arrive();
-    }
+    await startTogether(ctx);
     await page.keyboard.press("Space");
     const gameId = await page.waitForFunction(
       () => {
@@ -555,10 +559,7 @@ async function play(
 
   const offsets = replayFlapOffsetsMs(trace.trace);
   if (opts.fault || opts.pressOnTicks) return playOnTicks(page, opts, opts.fault, trace, ctx);
-  if (ctx.barrier) {
-    ctx.arrived = true;
-    await ctx.barrier.arrive();
-  }
+  await startTogether(ctx);
   try {
     await page.keyboard.press("Space");
     // The game starts when the page sends input 1 (after StartGame and opening both streams).
