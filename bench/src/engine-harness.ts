@@ -21,8 +21,8 @@ import {
 } from "@flaplab/engine";
 import { LATE_TICK_US } from "@flaplab/engine-shards";
 import { MemorySnapshotStore } from "@flaplab/snapshots";
-import { encodeDelimited, FrameEncoder, FrameWriter } from "@flaplab/game-stream";
-import { MemoryStreamSession } from "@flaplab/game-stream/testing";
+import { encodeDelimited, FrameEncoder, FrameWriter } from "@flaplab/game-protocol";
+import { MemoryStreamSession } from "@flaplab/game-protocol/testing";
 import { applyInputInPlace, createGame, PIPE_WIDTH, TICK_MS, tickInPlace } from "@flaplab/physics";
 import { AllocMeter } from "./alloc.js";
 import type { FlapSchedule } from "./autopilot.js";

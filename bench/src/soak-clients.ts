@@ -4,7 +4,7 @@
 // session normally, a new game takes its place. A game that ends any other way is lost.
 import { create } from "@bufbuild/protobuf";
 import { ClientInputSchema, GameStreamMessageSchema } from "@flaplab/contracts/engine/v1/stream_pb";
-import { DelimitedDecoder, encodeDelimited } from "@flaplab/game-stream";
+import { DelimitedDecoder, encodeDelimited } from "@flaplab/game-protocol";
 import { WebSocket } from "ws";
 import { findFlapSchedule } from "./autopilot.js";
 import { serveRequests } from "./child.js";

@@ -13,7 +13,7 @@ import { RecordRunResponseSchema, type ScoreService } from "@flaplab/contracts/s
 import { createGameSessionHandler, GameTable } from "@flaplab/engine";
 import { type EngineShards, type ShardSample, startEngineShards } from "@flaplab/engine-shards";
 import { createStreamAuthorizer, createStreamTicketSigner, createStreamTicketVerifier, loadAllComponentKeys, type StreamTicketSigner } from "@flaplab/identity";
-import { createWebSocketStreams, type WebSocketStreams } from "@flaplab/streams";
+import { createWebSocketStreams, type WebSocketStreams } from "@flaplab/stream-servers";
 import { pino } from "pino";
 import { findFlapSchedule } from "./autopilot.js";
 import { serveRequests } from "./child.js";

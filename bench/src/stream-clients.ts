@@ -3,8 +3,8 @@
 // library's Node client, HTTP/2 mapping) or plain WebSocket (the ws client).
 import { create } from "@bufbuild/protobuf";
 import { ClientInputSchema, GameStreamMessageSchema } from "@flaplab/contracts/engine/v1/stream_pb";
-import { DelimitedDecoder, encodeDelimited } from "@flaplab/game-stream";
-import { loadWebTransport } from "@flaplab/streams";
+import { DelimitedDecoder, encodeDelimited } from "@flaplab/game-protocol";
+import { loadWebTransport } from "@flaplab/stream-servers";
 import { findFlapSchedule } from "./autopilot.js";
 import { serveRequests } from "./child.js";
 import { LatencyHistogram, type Stats } from "@flaplab/report-kit/latency";

@@ -5,7 +5,7 @@ import { type EngineShards, type ShardSample, startEngineShards } from "@flaplab
 import { createStreamAuthorizer, createStreamTicketSigner, createStreamTicketVerifier, loadAllComponentKeys, type StreamTicketSigner } from "@flaplab/identity";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createDevCertificate, createStreamServer, createWebSocketStreams, type StreamServer, type WebSocketStreams } from "@flaplab/streams";
+import { createDevCertificate, createStreamServer, createWebSocketStreams, type StreamServer, type WebSocketStreams } from "@flaplab/stream-servers";
 import { MemorySnapshotStore } from "@flaplab/snapshots";
 import { pino } from "pino";
 import { findFlapSchedule } from "./autopilot.js";

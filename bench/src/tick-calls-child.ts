@@ -4,7 +4,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { MusicService } from "@flaplab/contracts/music/v1/music_pb";
 import { createGameSessionHandler, GameTable } from "@flaplab/engine";
-import { MemoryStreamSession } from "@flaplab/game-stream/testing";
+import { MemoryStreamSession } from "@flaplab/game-protocol/testing";
 import { createMusic, createMusicStreams, musicComponent } from "@flaplab/music";
 import { createRuntime, type Runtime } from "@flaplab/runtime";
 import { findFlapSchedule } from "./autopilot.js";

@@ -1,6 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { ClientInputSchema } from "@flaplab/contracts/engine/v1/stream_pb";
-import { encodeDelimited } from "@flaplab/game-stream";
+import { encodeDelimited } from "@flaplab/game-protocol";
 import { describe, expect, it } from "vitest";
 import { clientInput, sharedClientInput } from "../src/engine-harness.js";
 

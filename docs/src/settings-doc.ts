@@ -15,8 +15,8 @@ import { SETTINGS as REPLAY } from "@flaplab/replay/settings";
 import { SETTINGS as SERVER } from "@flaplab/server/settings";
 import { type Setting, valueText } from "@flaplab/settings";
 import { SETTINGS as SNAPSHOTS } from "@flaplab/snapshots/settings";
-import { SETTINGS as STREAMS } from "@flaplab/streams/settings";
-import { SETTINGS as TRACING } from "@flaplab/tracing/settings";
+import { SETTINGS as STREAMS } from "@flaplab/stream-servers/settings";
+import { SETTINGS as TRACING } from "@flaplab/telemetry/settings";
 import { SETTINGS as WEB } from "@flaplab/web/settings";
 
 /** One table of the page: a heading and the settings under it, in the order they are declared. */

@@ -8,7 +8,18 @@ const ROOT = resolve(DOCS, "..");
 const README = join(ROOT, "README.md");
 const MAX_README_LINES = 200;
 
-/** The pages checked: the top-level README, every page under docs/, and the Markdown files the README links to. */
+/** Where the packages' and tools' own READMEs live (results folders hold generated reports, checked by their writers). */
+const README_DIRS = ["packages", "apps", "replay", "bench", "infra", "fuzz", "proto", "patches", "topologies"];
+
+/** Every README.md under the workspace folders, results folders left out. */
+function packageReadmes(): string[] {
+  return README_DIRS.map((dir) => join(ROOT, dir))
+    .filter((dir) => existsSync(dir))
+    .flatMap((dir) => markdownFiles(dir))
+    .filter((path) => path.endsWith("README.md") && !relative(ROOT, path).split("/").includes("results"));
+}
+
+/** The pages checked: the top-level README, every page under docs/, every package's README, and the Markdown files the README links to. */
 function pages(): string[] {
   const linkedFromReadme = links(readFileSync(README, "utf8"))
     .map(({ target }) => target.split("#")[0]!)
@@ -16,7 +27,7 @@ function pages(): string[] {
     .map((path) => resolve(ROOT, decodeURIComponent(path)))
     // A missing one is reported as the README's broken link.
     .filter((path) => existsSync(path));
-  return [...new Set([README, ...markdownFiles(DOCS), ...linkedFromReadme])];
+  return [...new Set([README, ...markdownFiles(DOCS), ...packageReadmes(), ...linkedFromReadme])];
 }
 
 describe("every relative link resolves", () => {

@@ -40,7 +40,7 @@ describe("the code's FLAPLAB_* variables", () => {
       'const env = { FLAPLAB_D: "1", other: 2 };',
       "  FLAPLAB_E: \"2\",",
       "// process.env[\"FLAPLAB_COMMENTED\"]",
-      "import { FLAPLAB_TRACE_FORMAT } from \"@flaplab/traces\";",
+      "import { FLAPLAB_TRACE_FORMAT } from \"@flaplab/input-traces\";",
       "const f = g(); // FLAPLAB_TRAILING is only mentioned",
     ].join("\n");
     expect(variablesIn("x.ts", code).map((v) => v.name)).toEqual(["FLAPLAB_A", "FLAPLAB_B", "FLAPLAB_C_", "FLAPLAB_D", "FLAPLAB_E"]);

@@ -3,7 +3,7 @@
 import { create, toBinary } from "@bufbuild/protobuf";
 import { ClientInputSchema } from "@flaplab/contracts/engine/v1/stream_pb";
 import { GetScoresResponseSchema, ScoreService } from "@flaplab/contracts/score/v1/score_pb";
-import { DelimitedDecoder } from "@flaplab/game-stream";
+import { DelimitedDecoder } from "@flaplab/game-protocol";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { applyMutation, leb128 } from "../src/mutate.js";

@@ -2,12 +2,12 @@ import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { COMPONENT_NAMES, type ComponentName } from "@flaplab/component";
 import { describe, expect, it } from "vitest";
-import { AuthService } from "../../packages/contracts/src/gen/flaplab/auth/v1/auth_pb.js";
-import { EngineService } from "../../packages/contracts/src/gen/flaplab/engine/v1/engine_pb.js";
-import { InitiatorService } from "../../packages/contracts/src/gen/flaplab/initiator/v1/initiator_pb.js";
-import { MusicService } from "../../packages/contracts/src/gen/flaplab/music/v1/music_pb.js";
-import { ScoreService } from "../../packages/contracts/src/gen/flaplab/score/v1/score_pb.js";
-import { WorldGenService } from "../../packages/contracts/src/gen/flaplab/worldgen/v1/worldgen_pb.js";
+import { AuthService } from "../../packages/platform/contracts/src/gen/flaplab/auth/v1/auth_pb.js";
+import { EngineService } from "../../packages/platform/contracts/src/gen/flaplab/engine/v1/engine_pb.js";
+import { InitiatorService } from "../../packages/platform/contracts/src/gen/flaplab/initiator/v1/initiator_pb.js";
+import { MusicService } from "../../packages/platform/contracts/src/gen/flaplab/music/v1/music_pb.js";
+import { ScoreService } from "../../packages/platform/contracts/src/gen/flaplab/score/v1/score_pb.js";
+import { WorldGenService } from "../../packages/platform/contracts/src/gen/flaplab/worldgen/v1/worldgen_pb.js";
 import { BROWSER_CONNECT, CALL_GRAPH, CONNECT_SERVICES, STREAM_PATHS } from "../src/index.js";
 
 const REPO = resolve(import.meta.dirname, "../..");

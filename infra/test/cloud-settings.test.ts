@@ -5,9 +5,9 @@ import { resolve } from "node:path";
 import { COMPONENT_NAMES } from "@flaplab/component";
 import { CALLER_HEADER as RUNTIME_CALLER_HEADER, loadTopology, type Topology } from "@flaplab/runtime";
 import { beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_HOST_LIMITS, hostLimitsFromEnv } from "../../packages/host/src/config.js";
-import { authLimitsFromEnv, DEFAULT_AUTH_LIMITS } from "../../packages/auth/src/throttle.js";
-import { DEFAULT_STREAM_LIMITS, streamLimitsFromEnv } from "../../packages/streams/src/limits.js";
+import { DEFAULT_HOST_LIMITS, hostLimitsFromEnv } from "../../packages/platform/host/src/config.js";
+import { authLimitsFromEnv, DEFAULT_AUTH_LIMITS } from "../../packages/components/auth/src/throttle.js";
+import { DEFAULT_STREAM_LIMITS, streamLimitsFromEnv } from "../../packages/game/stream-servers/src/limits.js";
 import {
   ALB_IDLE_TIMEOUT_S,
   CALLER_HEADER,
@@ -25,7 +25,7 @@ import {
 
 const REPO = resolve(import.meta.dirname, "../..");
 // The runtime's outgoing-connection settings (not part of its public exports; loaded by path).
-const RUNTIME_CLIENTS = "../../packages/runtime/src/clients.js";
+const RUNTIME_CLIENTS = "../../packages/platform/runtime/src/clients.js";
 const DOMAIN = "flaplab.example.org";
 const STAGES = ["monolith", "microservices", "multiaz", "multiregion", "microservices-sharded"] as const;
 const topologies: Record<string, Topology> = {};
@@ -119,7 +119,7 @@ describe("idle timeouts", () => {
   });
 
   it("leaves room to raise the stream idle timeout up to the engine's lifetime of an untouched game", async () => {
-    const source = await readFile(resolve(REPO, "packages/engine/src/games.ts"), "utf8");
+    const source = await readFile(resolve(REPO, "packages/components/engine/src/games.ts"), "utf8");
     const ttl = /this\.idleTtlMs = options\.idleTtlMs \?\? ([\d_]+);/.exec(source);
     expect(ttl, "the engine's default idleTtlMs").not.toBeNull();
     expect(ALB_IDLE_TIMEOUT_S * 1000).toBeGreaterThanOrEqual(Number(ttl![1]!.replaceAll("_", "")));
@@ -129,12 +129,12 @@ describe("idle timeouts", () => {
 describe("internal methods on the public listeners", () => {
   it("lists each component's internal methods as its definition does, with proto's method names", async () => {
     const sources: Record<string, string> = {
-      auth: "packages/auth/src/auth.ts",
-      worldgen: "packages/worldgen/src/service.ts",
-      engine: "packages/engine/src/engine.ts",
-      initiator: "packages/initiator/src/initiator.ts",
-      music: "packages/music/src/music.ts",
-      score: "packages/score/src/score.ts",
+      auth: "packages/components/auth/src/auth.ts",
+      worldgen: "packages/components/worldgen/src/service.ts",
+      engine: "packages/components/engine/src/engine.ts",
+      initiator: "packages/components/initiator/src/initiator.ts",
+      music: "packages/components/music/src/music.ts",
+      score: "packages/components/score/src/score.ts",
     };
     for (const c of COMPONENT_NAMES) {
       const source = await readFile(resolve(REPO, sources[c]!), "utf8");

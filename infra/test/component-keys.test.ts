@@ -1,6 +1,6 @@
 // Each cloud service gets the private keys of its own components and nothing more: checked over
 // every stage's plan, and by loading each service's planned environment the way its server does
-// (packages/identity's loadComponentKeys), with real keys standing in for the stage's secrets.
+// (packages/platform/identity's loadComponentKeys), with real keys standing in for the stage's secrets.
 import { generateKeyPairSync } from "node:crypto";
 import { COMPONENT_NAMES } from "@flaplab/component";
 import { createServiceSigner, createVerifier, hasPrivateKey, loadComponentKeys, signingKeysOf, verifyingKeysOf } from "@flaplab/identity";

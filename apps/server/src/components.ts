@@ -25,7 +25,7 @@ import { DurableOutbox } from "@flaplab/outbox";
 import { openSnapshotStore, rendezvousRank, type SnapshotStore, takesGames } from "@flaplab/snapshots";
 import { createMusic, createMusicSessionHandler, createMusicStreams, musicComponent, type MusicStreams } from "@flaplab/music";
 import { groupOf, groupsOf, type Runtime } from "@flaplab/runtime";
-import type { StreamRoute } from "@flaplab/streams";
+import type { StreamRoute } from "@flaplab/stream-servers";
 import type { Logger } from "pino";
 import { createScore, openScoreStore, scoreComponent } from "@flaplab/score";
 import { createWorldGen, worldgenComponent } from "@flaplab/worldgen";

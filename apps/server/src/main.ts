@@ -3,7 +3,7 @@
 import { parseArgs } from "node:util";
 import { loadTopology, TopologyError } from "@flaplab/runtime";
 import { readText } from "@flaplab/settings";
-import { startTracing } from "@flaplab/tracing";
+import { startTracing } from "@flaplab/telemetry";
 import { pino } from "pino";
 import { DEFAULT_DATA_DIR, TOPOLOGIES_DIR, userPath } from "./paths.js";
 import { startServer } from "./server.js";
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     throw new Error(`--port must be a port number, got ${values.port}`);
   }
   const scoreDatabaseUrl = readText(process.env, SCORE_DATABASE_URL);
-  // On only when the standard OTEL_* environment asks for traces (packages/tracing).
+  // On only when the standard OTEL_* environment asks for traces (packages/platform/telemetry).
   const tracing = await startTracing({ group, logger: logger.child({ group }) });
   const server = await startServer({
     topology,

@@ -3,7 +3,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { join } from "node:path";
 import { corsOriginsFromEnv, createHost, defaultCorsOrigins, hostLimitsFromEnv, resolveHostLimits, type Host, type HostLimits } from "@flaplab/host";
 import { type EngineShards, engineShardsFromEnv, startEngineShards } from "@flaplab/engine-shards";
-import { createStreamServer, createWebSocketStreams, loadOrCreateDevCertificate, streamLimitsFromEnv, type StreamLimits, type StreamServer } from "@flaplab/streams";
+import { createStreamServer, createWebSocketStreams, loadOrCreateDevCertificate, streamLimitsFromEnv, type StreamLimits, type StreamServer } from "@flaplab/stream-servers";
 import {
   createServiceSigner,
   createStreamAuthorizer,
@@ -15,7 +15,7 @@ import {
   verifyingKeysOf,
 } from "@flaplab/identity";
 import { createCallLogger, createRuntime, parseAddress, pinoCallLog, type Runtime, type Topology } from "@flaplab/runtime";
-import type { Tracing } from "@flaplab/tracing";
+import type { Tracing } from "@flaplab/telemetry";
 import { pino, type Logger } from "pino";
 import { callLogPath, ENGINE_STREAM_PATH, mountGroup, type MountedGroup } from "./components.js";
 
@@ -32,7 +32,7 @@ export interface ServerOptions {
   readonly scoreDatabaseUrl?: string;
   /** RPC port limits: defaults, then FLAPLAB_* environment overrides (docs/settings.md), then these. */
   readonly hostLimits?: Partial<HostLimits>;
-  /** Stream port limits: defaults, then FLAPLAB_STREAM_* environment overrides (packages/streams README), then these. */
+  /** Stream port limits: defaults, then FLAPLAB_STREAM_* environment overrides (packages/game/stream-servers README), then these. */
   readonly streamLimits?: Partial<StreamLimits>;
   /** Browser origins allowed on the RPC port; default FLAPLAB_CORS_ORIGINS, else the local web client and the topology's web address. */
   readonly corsOrigins?: readonly string[];

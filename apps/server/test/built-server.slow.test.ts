@@ -131,7 +131,7 @@ describe("the built server, started as the image starts it", () => {
     const shard = shardPid();
     // The pool forked the built shard entry (with the parent's --conditions=built and the engine's Node flags).
     const shardArgs = (await readFile(`/proc/${shard}/cmdline`, "utf8")).split("\0");
-    expect(shardArgs).toContain(join(SERVER_DIR, "../../packages/engine-shards/dist/shard-main.js"));
+    expect(shardArgs).toContain(join(SERVER_DIR, "../../packages/game/engine-shards/dist/shard-main.js"));
     expect(shardArgs).toEqual(expect.arrayContaining(["--conditions=built", "--max-semi-space-size=2"]));
     const cpuBefore = await cpuTicks(shard);
     const game = await startGame(baseUrl, token, EASY_SEED);

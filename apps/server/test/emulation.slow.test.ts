@@ -6,11 +6,11 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
 import { ClientInputSchema, GameStreamMessageSchema } from "@flaplab/contracts/engine/v1/stream_pb";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
-import { DelimitedDecoder, encodeDelimited } from "@flaplab/game-stream";
+import { DelimitedDecoder, encodeDelimited } from "@flaplab/game-protocol";
 import { startDeployment } from "@flaplab/deployment";
 import { type ActiveEdge, edgeRtt, loadRttTable } from "@flaplab/netem";
 import { loadTopology } from "@flaplab/runtime";
-import { loadWebTransport } from "@flaplab/streams";
+import { loadWebTransport } from "@flaplab/stream-servers";
 import { afterAll, describe, expect, it } from "vitest";
 import { readCallLog, topologyOnFreePorts } from "./helpers.js";
 
@@ -126,7 +126,7 @@ async function runDeployment(emulate: boolean, tlsBetweenRegions = false): Promi
 }
 
 async function certHash(dataDir: string): Promise<Uint8Array> {
-  const { loadOrCreateDevCertificate } = await import("@flaplab/streams");
+  const { loadOrCreateDevCertificate } = await import("@flaplab/stream-servers");
   return (await loadOrCreateDevCertificate(join(dataDir, "tls"))).sha256;
 }
 

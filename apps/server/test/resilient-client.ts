@@ -4,7 +4,7 @@
 import { type Client, ConnectError } from "@connectrpc/connect";
 import { type GameSummary, GameStreamMessageSchema } from "@flaplab/contracts/engine/v1/stream_pb";
 import type { InitiatorService, StartGameResponse } from "@flaplab/contracts/initiator/v1/initiator_pb";
-import { DelimitedDecoder, FrameDecoder } from "@flaplab/game-stream";
+import { DelimitedDecoder, FrameDecoder } from "@flaplab/game-protocol";
 import { WebSocket } from "ws";
 import { input } from "./ws-client.js";
 

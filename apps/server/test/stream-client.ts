@@ -2,8 +2,8 @@
 import { create } from "@bufbuild/protobuf";
 import { ClientInputSchema, GameStreamMessageSchema, type GameSummary } from "@flaplab/contracts/engine/v1/stream_pb";
 import { SoundClipSchema, type SoundClip } from "@flaplab/contracts/music/v1/music_pb";
-import { DelimitedDecoder, encodeDelimited, FrameDecoder } from "@flaplab/game-stream";
-import { loadWebTransport } from "@flaplab/streams";
+import { DelimitedDecoder, encodeDelimited, FrameDecoder } from "@flaplab/game-protocol";
+import { loadWebTransport } from "@flaplab/stream-servers";
 
 export interface OpenedStream {
   wt: { ready: Promise<unknown>; closed: Promise<{ closeCode?: number; reason?: string }>; close(): void };

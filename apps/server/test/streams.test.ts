@@ -5,8 +5,8 @@ import { ClientInputSchema, GameStreamMessageSchema, type GameSummary } from "@f
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { SoundClipSchema, Sound, type SoundClip } from "@flaplab/contracts/music/v1/music_pb";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
-import { CloseCode, DelimitedDecoder, encodeDelimited, FrameDecoder } from "@flaplab/game-stream";
-import { loadWebTransport } from "@flaplab/streams";
+import { CloseCode, DelimitedDecoder, encodeDelimited, FrameDecoder } from "@flaplab/game-protocol";
+import { loadWebTransport } from "@flaplab/stream-servers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/server.js";
 import { startMonolith } from "./helpers.js";

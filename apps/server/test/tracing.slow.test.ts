@@ -2,7 +2,7 @@ import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import type { Deployment } from "@flaplab/deployment";
-import { OTLP_SPAN_KIND, type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "@flaplab/tracing";
+import { OTLP_SPAN_KIND, type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "@flaplab/telemetry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTopology } from "./helpers.js";
 import { EASY_SEED, playOver } from "./ws-client.js";

@@ -4,7 +4,7 @@ import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { ClientInputSchema, GameStreamMessageSchema, type GameSummary } from "@flaplab/contracts/engine/v1/stream_pb";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
-import { DelimitedDecoder, encodeDelimited, FrameDecoder } from "@flaplab/game-stream";
+import { DelimitedDecoder, encodeDelimited, FrameDecoder } from "@flaplab/game-protocol";
 import { WebSocket } from "ws";
 
 /** The flap ticks that score 7 at tick 402 on the easy seed. */

@@ -7,7 +7,7 @@ import {
 } from "@flaplab/contracts/engine/v1/stream_pb";
 import { Sound, SoundClipSchema } from "@flaplab/contracts/music/v1/music_pb";
 import type { StartGameResponse } from "@flaplab/contracts/initiator/v1/initiator_pb";
-import { CloseCode, DelimitedDecoder, encodeDelimited } from "@flaplab/game-stream";
+import { CloseCode, DelimitedDecoder, encodeDelimited } from "@flaplab/game-protocol";
 import { createViewDecoder, type ClientView } from "./frames.js";
 import type { LatencyLog } from "./latency-log.js";
 import { TraceRecorder } from "./trace-recorder.js";

@@ -1,4 +1,4 @@
-import { serializeFlapLabTrace, type Trace } from "@flaplab/traces";
+import { serializeFlapLabTrace, type Trace } from "@flaplab/input-traces";
 import { BIRD, VIEWPORT } from "./geometry.js";
 import { roundMs } from "./latency-log.js";
 

@@ -8,8 +8,8 @@ import {
 } from "@flaplab/contracts/engine/v1/stream_pb";
 import { StartGameResponseSchema } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { Sound, SoundClipSchema } from "@flaplab/contracts/music/v1/music_pb";
-import { DelimitedDecoder, encodeDelimited, FrameEncoder, type FrameSource } from "@flaplab/game-stream";
-import { parseTrace } from "@flaplab/traces";
+import { DelimitedDecoder, encodeDelimited, FrameEncoder, type FrameSource } from "@flaplab/game-protocol";
+import { parseTrace } from "@flaplab/input-traces";
 import { describe, expect, it } from "vitest";
 import type { StreamLink } from "../src/stream-link.js";
 import { Code, ConnectError } from "@connectrpc/connect";

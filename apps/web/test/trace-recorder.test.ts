@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FLAPLAB_TRACE_FORMAT, parseTrace, replayFlapTicks } from "@flaplab/traces";
+import { FLAPLAB_TRACE_FORMAT, parseTrace, replayFlapTicks } from "@flaplab/input-traces";
 import { TraceRecorder } from "../src/trace-recorder.js";
 
 describe("TraceRecorder", () => {

@@ -6,7 +6,7 @@ import { ENV } from "./constants.js";
 
 // The keys of a stage: the SST secrets that hold them and which service gets which.
 
-/** The private key of one component, in its service's environment (packages/identity reads it). */
+/** The private key of one component, in its service's environment (packages/platform/identity reads it). */
 export function componentKeyEnv(component: ComponentName): string {
   return nameFor(COMPONENT_KEY, component);
 }

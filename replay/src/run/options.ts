@@ -4,7 +4,7 @@ import { basename, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { readText } from "@flaplab/settings";
 import { CHROMIUM } from "../settings.js";
-import { parseTrace, TraceError, type Trace } from "@flaplab/traces";
+import { parseTrace, TraceError, type Trace } from "@flaplab/input-traces";
 
 /** A usage or input problem: reported with a clear message and exit code 2, before any run. */
 export class ReplayUsageError extends Error {

@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { simulateTrace } from "@flaplab/simulator";
-import { replayFlapOffsetsMs, replayFlapTicks } from "@flaplab/traces";
+import { replayFlapOffsetsMs, replayFlapTicks } from "@flaplab/input-traces";
 import type { GroupCpu } from "@flaplab/deployment";
 import type { Page } from "playwright-core";
 import { launch, nowEpochMs, pageState, waitUntil, type Browser, type PageGlobals } from "./play.js";

@@ -10,7 +10,7 @@ import { openRawTls, type RawTlsConnection } from "@flaplab/testkit";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
-import { CloseCode } from "@flaplab/game-stream";
+import { CloseCode } from "@flaplab/game-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EASY_SEED, openStream, playEasySeed } from "../stream-client.js";
 import { startMonolith, type Monolith } from "./credentials-harness.js";

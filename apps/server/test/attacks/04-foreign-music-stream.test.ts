@@ -8,7 +8,7 @@
 import { InitiatorService, type StartGameResponse } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { Sound } from "@flaplab/contracts/music/v1/music_pb";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
-import { CloseCode } from "@flaplab/game-stream";
+import { CloseCode } from "@flaplab/game-protocol";
 import { createSigner, createStreamTicketSigner, loadAllComponentKeys } from "@flaplab/identity";
 import { generateKeyPairSync } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

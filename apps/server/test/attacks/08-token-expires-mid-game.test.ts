@@ -5,7 +5,7 @@
 import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
-import { CloseCode } from "@flaplab/game-stream";
+import { CloseCode } from "@flaplab/game-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EASY_SEED, openStream, playEasySeed } from "../stream-client.js";
 import { outcome, startMonolith, type Monolith } from "./credentials-harness.js";

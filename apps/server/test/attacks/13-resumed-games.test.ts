@@ -8,7 +8,7 @@
 // on a stream), and one that nobody plays on is swept as an unplayed game is.
 import { InitiatorService, type StartGameResponse } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import type { GameTable } from "@flaplab/engine";
-import { CloseCode } from "@flaplab/game-stream";
+import { CloseCode } from "@flaplab/game-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { input, type Link, openLink } from "../ws-client.js";
 import { outcome, startMonolith, type Monolith, until } from "./credentials-harness.js";

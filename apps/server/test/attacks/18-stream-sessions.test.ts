@@ -6,7 +6,7 @@
 // replaces their oldest: closed 4430), and an address at most FLAPLAB_STREAM_MAX_SESSIONS_PER_ADDRESS
 // (10 here; refused 429).
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
-import { CloseCode } from "@flaplab/game-stream";
+import { CloseCode } from "@flaplab/game-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { type OpenedStream, openStream, startMonolith, type Monolith } from "./credentials-harness.js";

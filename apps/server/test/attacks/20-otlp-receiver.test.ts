@@ -4,7 +4,7 @@
 // was kept. Now the body is inflated only up to the limit (413 beyond), and at most 20,000 spans
 // are kept; the rest are counted.
 import { gzipSync } from "node:zlib";
-import { DEFAULT_OTLP_MAX_SPANS, type OtlpReceiver, startOtlpReceiver } from "@flaplab/tracing";
+import { DEFAULT_OTLP_MAX_SPANS, type OtlpReceiver, startOtlpReceiver } from "@flaplab/telemetry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 let receiver: OtlpReceiver;

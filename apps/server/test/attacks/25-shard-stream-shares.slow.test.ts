@@ -9,7 +9,7 @@
 // and a shard that dies gives back the share of every session it served. In the slow tier: the
 // monolith starts a shard process (with tsx) and one is killed and started again.
 import { InitiatorService, type StartGameResponse } from "@flaplab/contracts/initiator/v1/initiator_pb";
-import { CloseCode } from "@flaplab/game-stream";
+import { CloseCode } from "@flaplab/game-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { type OpenedStream, openStream, startMonolith, type Monolith, until } from "./credentials-harness.js";

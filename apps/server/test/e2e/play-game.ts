@@ -5,7 +5,7 @@ import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
 import { startDeployment } from "@flaplab/deployment";
-import { parseTrace, replayFlapOffsetsMs, replayFlapTicks } from "@flaplab/traces";
+import { parseTrace, replayFlapOffsetsMs, replayFlapTicks } from "@flaplab/input-traces";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO, topologyOnFreePorts } from "../helpers.js";
 import { launchBrowser } from "./browser.js";
