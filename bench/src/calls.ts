@@ -265,7 +265,7 @@ export async function runCalls(opts: RunOptions): Promise<SectionResult> {
       `Bare = \`await impl.generateWorld(req, ctx)\`. Timer overhead per sample ≈ ${sig(timerNs)} ns (in every row).`,
       `Server CPU µs/call: the server process's CPU time (user + system, kernel included) over the measured calls ÷ calls; goal ≤ ${SERVER_CPU_GOAL_US} µs (Go: 200–430 µs, quoted). ` +
         `ghz (grpc-go, ${existsSync(GHZ) ? ".tools/bin/ghz" : "not installed: pnpm run setup:ghz"}) calls the same server over gRPC h2c, one call at a time on one connection, ${count(budgets.net.count)} calls after ${count(budgets.net.warm)} warm-up calls; its latency is its own per-call timing.`,
-      `Paced rows: the same call once per ${PACED_GAP_MS} ms (a game's tick), ${PACED.full} calls, from this client and from ghz (\`--rps\`): between calls both processes sleep, and waking them (the kernel, the virtual CPUs) adds to every call what a closed loop never sees. That, not the call path, is most of what a study measures per RPC on an otherwise idle machine (bench/README.md, "Calls at a game's pace").`,
+      `Paced rows: the same call once per ${PACED_GAP_MS} ms (a game's tick), ${PACED.full} calls, from this client and from ghz (\`--rps\`): between calls both processes sleep, and waking them (the kernel, the virtual CPUs) adds to every call what a closed loop never sees. That, not the call path, is most of what a study measures per RPC on an otherwise idle machine (docs/measurements/2026-11-28-bench-where-the-time-goes.md, "Calls at a game's pace").`,
       `* p99 660–924 µs is the reference for FlappyGo's Go implementation (gRPC over TLS) on this machine type, quoted from the project's goals, not measured in this run.`,
     ],
     goals,

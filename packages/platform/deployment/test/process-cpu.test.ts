@@ -3,8 +3,10 @@ import { once } from "node:events";
 import { describe, expect, it } from "vitest";
 import { processTreeCpuUs } from "../src/process-cpu.js";
 
-// A process that starts a child, and both spin for `ms` of CPU, then wait for stdin to close.
-const SPIN = (ms: number) => `const end = Date.now() + ${ms}; while (Date.now() < end) {}`;
+// A process that starts a child, and both spin until they have used `ms` of CPU (their own
+// process.cpuUsage(), so a busy machine slows the spin but does not shorten it), then wait for stdin to close.
+const SPIN = (ms: number) =>
+  `{ const used = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }; const end = used() + ${ms}; while (used() < end) {} }`;
 const TREE = `
 const { spawn } = require("node:child_process");
 const child = spawn(process.execPath, ["-e", ${JSON.stringify(`${SPIN(400)}; process.stdout.write("spun\\n"); process.stdin.resume();`)}], { stdio: ["pipe", "pipe", "inherit"] });
