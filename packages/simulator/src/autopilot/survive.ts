@@ -32,13 +32,10 @@ const Y_GRID = 2;
 const G = GRAVITY;
 const FLAP_V = -FLAP_VELOCITY;
 
-/** One tick's birds: position, velocity, the bird of the tick before it came from, and whether it flapped. */
+/** How one tick's birds came about: the bird of the tick before each came from, and whether it flapped. */
 interface Layer {
-  readonly y: Float64Array;
-  readonly v: Float64Array;
   readonly parent: Int32Array;
   readonly flap: Uint8Array;
-  readonly size: number;
 }
 
 /** Centre (px from the top) of the gap of the first pipe whose right edge has not passed the bird, after tick t. */
@@ -60,24 +57,32 @@ function nextGapCentre(course: Course, tl: Timeline, t: number): number {
 export function survivalFlapTicks(course: Course, bird: BirdBox, ticks: number, marginPx: number, yGrid = Y_GRID): number[] {
   const tl = buildTimeline(course, bird, ticks);
   const bh = bird.height;
-  const layers: Layer[] = [{ y: Float64Array.of(START_BIRD_Y), v: Float64Array.of(0), parent: Int32Array.of(-1), flap: Uint8Array.of(0), size: 1 }];
+  // This tick's birds (y, v) and the next tick's (ny, nv, parent, flap), grown as needed.
+  let y = Float64Array.of(START_BIRD_Y);
+  let v = Float64Array.of(0);
+  let ny = new Float64Array(64);
+  let nv = new Float64Array(64);
+  let parent = new Int32Array(64);
+  let flap = new Uint8Array(64);
+  let count = 1;
+  const layers: Layer[] = [{ parent: Int32Array.of(-1), flap: Uint8Array.of(0) }];
   const bandSlot = new Map<number, number>();
-  let last = 0;
   for (let t = 1; t <= tl.length; t++) {
-    const prev = layers[t - 1] as Layer;
-    const cap = 4 * prev.size;
-    const y = new Float64Array(cap);
-    const v = new Float64Array(cap);
-    const parent = new Int32Array(cap);
-    const flap = new Uint8Array(cap);
+    if (ny.length < 4 * count) {
+      const n = 8 * count;
+      ny = new Float64Array(n);
+      nv = new Float64Array(n);
+      parent = new Int32Array(n);
+      flap = new Uint8Array(n);
+    }
     let size = 0;
     bandSlot.clear();
     const lo = tl.lo[t] as number;
     const hi = tl.hi[t] as number;
-    for (let p = 0; p < prev.size; p++) {
+    for (let p = 0; p < count; p++) {
       for (let f = 0; f < 2; f++) {
-        const cv = (f === 1 ? FLAP_V : (prev.v[p] as number)) + G;
-        const cy = (prev.y[p] as number) + cv;
+        const cv = (f === 1 ? FLAP_V : (v[p] as number)) + G;
+        const cy = (y[p] as number) + cv;
         if (cy < lo || cy + bh > hi) continue;
         // Slot s holds the band's slowest bird, s + 1 its fastest.
         const band = Math.round(cy / yGrid);
@@ -86,32 +91,34 @@ export function survivalFlapTicks(course: Course, bird: BirdBox, ticks: number, 
           s = size;
           size += 2;
           bandSlot.set(band, s);
-          v[s] = Number.POSITIVE_INFINITY;
-          v[s + 1] = Number.NEGATIVE_INFINITY;
+          nv[s] = Number.POSITIVE_INFINITY;
+          nv[s + 1] = Number.NEGATIVE_INFINITY;
         }
-        if (cv < (v[s] as number)) {
-          y[s] = cy;
-          v[s] = cv;
+        if (cv < (nv[s] as number)) {
+          ny[s] = cy;
+          nv[s] = cv;
           parent[s] = p;
           flap[s] = f;
         }
-        if (cv > (v[s + 1] as number)) {
-          y[s + 1] = cy;
-          v[s + 1] = cv;
+        if (cv > (nv[s + 1] as number)) {
+          ny[s + 1] = cy;
+          nv[s + 1] = cv;
           parent[s + 1] = p;
           flap[s + 1] = f;
         }
       }
     }
     if (size === 0) throw new PlanError(`no flap schedule survives tick ${t}`);
-    layers.push({ y, v, parent, flap, size });
-    last = t;
+    layers.push({ parent: parent.slice(0, size), flap: flap.slice(0, size) });
+    [y, ny] = [ny, y];
+    [v, nv] = [nv, v];
+    count = size;
   }
-  const end = layers[last] as Layer;
+  const last = layers.length - 1;
   const target = nextGapCentre(course, tl, last) + marginPx - bh / 2;
   let index = 0;
-  for (let i = 1; i < end.size; i++) {
-    if (Math.abs((end.y[i] as number) - target) < Math.abs((end.y[index] as number) - target)) index = i;
+  for (let i = 1; i < count; i++) {
+    if (Math.abs((y[i] as number) - target) < Math.abs((y[index] as number) - target)) index = i;
   }
   const flaps: number[] = [];
   for (let t = last; t >= 1; t--) {
