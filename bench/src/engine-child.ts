@@ -1,5 +1,6 @@
 // Child process for section 3a: engine capacity with in-memory sessions.
-import { findFlapSchedule } from "./autopilot.js";
+import { planSurvival } from "@flaplab/simulator";
+import { EASY_SEED } from "./seed.js";
 import { runShardedStep } from "./engine-shards.js";
 import { serveRequests } from "./child.js";
 import type { EngineClockKind } from "@flaplab/engine";
@@ -12,7 +13,7 @@ export type EngineChildRequest =
   | ({ type: "sharded"; shards: number } & StepPlan)
   | ({ type: "step" } & StepPlan);
 
-const schedule = findFlapSchedule();
+const schedule = planSurvival(EASY_SEED);
 
 serveRequests(async (req: EngineChildRequest) => {
   if (req.type === "core") {
@@ -24,7 +25,7 @@ serveRequests(async (req: EngineChildRequest) => {
     };
     const writer = best("writer");
     const library = best("library");
-    return { nsPerFrame: writer.nsPerFrame, bytesPerFrame: writer.bytesPerFrame, library, survivesTicks: schedule.survivesTicks, flaps: schedule.flapTicks.length };
+    return { nsPerFrame: writer.nsPerFrame, bytesPerFrame: writer.bytesPerFrame, library, survivesTicks: schedule.ticks, flaps: schedule.flapTicks.length };
   }
   (globalThis as { gc?: () => void }).gc?.();
   if (req.type === "tickpath") return tickPathAllocation(1000, 5, req.snapshots === true);

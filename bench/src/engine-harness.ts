@@ -24,8 +24,8 @@ import { MemorySnapshotStore } from "@flaplab/snapshots";
 import { encodeDelimited, FrameEncoder, FrameWriter } from "@flaplab/game-protocol";
 import { MemoryStreamSession } from "@flaplab/game-protocol/testing";
 import { applyInputInPlace, createGame, PIPE_WIDTH, TICK_MS, tickInPlace } from "@flaplab/physics";
+import { FlapBot, type SurvivalPlan } from "@flaplab/simulator";
 import { AllocMeter } from "./alloc.js";
-import type { FlapSchedule } from "./autopilot.js";
 import { GcWatch, type GcPauses } from "./gc.js";
 import { Hist } from "./hist.js";
 import { startProfile, stopProfile } from "./inspector-profile.js";
@@ -154,15 +154,15 @@ export interface SendStats {
 }
 
 /**
- * An in-memory StreamSession whose client plays `flapTicks`: each time the frame of tick k is
- * sent and k + 1 is a flap tick, it writes the next ClientInput, as a real client would on
- * receiving that frame. It keeps nothing it is sent; `stats` counts it, and the games the engine
+ * An in-memory StreamSession whose client is `bot`: each time the frame of tick k is sent and
+ * the bot presses on it (k + 1 is a flap tick), it writes the next ClientInput, as a real client
+ * would on receiving that frame. It keeps nothing it is sent; `stats` counts it, and the games the engine
  * closed. `start()` writes the start press.
  */
 export function flappingSession(
   gameId: string,
   principal: Principal,
-  flapTicks: ReadonlySet<number>,
+  bot: FlapBot,
   tickOf: () => number,
   stats: SendStats,
 ): { session: MemoryStreamSession; start(): void } {
@@ -179,7 +179,7 @@ export function flappingSession(
         lastTick = tick;
         stats.frames++;
         stats.frameBytes += end - start;
-        if (flapTicks.has(tick + 1)) input();
+        if (bot.pressOnFrame(tick)) input();
       } else {
         stats.acks++;
       }
@@ -262,7 +262,7 @@ export function benchPlayer(): Principal {
  */
 export async function rampGames(
   games: GameTable,
-  schedule: FlapSchedule,
+  schedule: SurvivalPlan,
   player: Principal,
   count: number,
   rampMs: number,
@@ -278,7 +278,7 @@ export async function rampGames(
 }
 
 /** Runs `plan.games` games on one scheduler in this process and measures the engine's ticks. */
-export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Promise<StepResult> {
+export async function runEngineStep(schedule: SurvivalPlan, plan: StepPlan): Promise<StepResult> {
   // Every game is the one bench player's: lift the per-player limit.
   const games = new GameTable({ maxGames: plan.games + 10, maxGamesPerPlayer: plan.games + 10, idleTtlMs: 3600_000 });
   const { scheduler, close } = measuringScheduler(plan.clock);
@@ -287,11 +287,11 @@ export async function runEngineStep(schedule: FlapSchedule, plan: StepPlan): Pro
   const snapshots = new SnapshotKeeper({ store, engine: "bench", games, writes: snapshotWritesFor(store) });
   const handler = createGameSessionHandler({ games, scheduler, music: idleMusic(), score: idleScore(), logger: silentLogger, snapshots });
   const stats: SendStats = { frames: 0, frameBytes: 0, acks: 0, ended: 0, endReasons: {} };
-  const flaps = new Set(schedule.flapTicks);
+  const bot = new FlapBot(schedule.flapTicks);
   const principal = benchPlayer();
   const sessions: MemoryStreamSession[] = [];
   await rampGames(games, schedule, principal, plan.games, plan.rampMs, (id, game) => {
-    const { session, start } = flappingSession(id, principal, flaps, () => game.state.tick, stats);
+    const { session, start } = flappingSession(id, principal, bot, () => game.state.tick, stats);
     sessions.push(session);
     handler(session);
     start();
@@ -365,8 +365,8 @@ export interface CoreCost {
  * transport is handed); `library` is `encode` + `create(GameStreamMessageSchema)` +
  * `encodeDelimited` (the library's `sizeDelimitedEncode`).
  */
-export function coreFrameCost(schedule: FlapSchedule, frames: number, path: FramePath = "writer"): CoreCost {
-  const flaps = new Set(schedule.flapTicks);
+export function coreFrameCost(schedule: SurvivalPlan, frames: number, path: FramePath = "writer"): CoreCost {
+  const bot = new FlapBot(schedule.flapTicks);
   const writer = new FrameWriter();
   const fresh = () => {
     const state = createGame(schedule.course);
@@ -380,8 +380,8 @@ export function coreFrameCost(schedule: FlapSchedule, frames: number, path: Fram
   alloc.start();
   const t0 = performance.now();
   for (let i = 0; i < frames; i++) {
-    if (state.phase !== "playing" || state.tick >= schedule.survivesTicks - 1) ({ state, encoder } = fresh());
-    if (flaps.has(state.tick + 1)) applyInputInPlace(state);
+    if (state.phase !== "playing" || state.tick >= schedule.ticks - 1) ({ state, encoder } = fresh());
+    if (bot.flapsBefore(state.tick + 1)) applyInputInPlace(state);
     tickInPlace(state);
     if (path === "writer") {
       encoder.writeFrame(state, 0, writer);
@@ -398,7 +398,7 @@ export function coreFrameCost(schedule: FlapSchedule, frames: number, path: Fram
 }
 
 /** The engine path's ns per frame (see `coreFrameCost`). */
-export function coreFrameCostNs(schedule: FlapSchedule, frames: number): number {
+export function coreFrameCostNs(schedule: SurvivalPlan, frames: number): number {
   return coreFrameCost(schedule, frames).nsPerFrame;
 }
 
@@ -435,7 +435,7 @@ export async function tickPathAllocation(
   };
   const principal = benchPlayer();
   const stats: SendStats = { frames: 0, frameBytes: 0, acks: 0, ended: 0, endReasons: {} };
-  const none = new Set<number>();
+  const none = new FlapBot([]);
   const sessions: MemoryStreamSession[] = [];
   const flush = () => new Promise((r) => setImmediate(r));
   for (let i = 0; i < games; i++) {

@@ -2,10 +2,11 @@
 // game session handler (runEngineStep), ticking its share of the games; nothing crosses threads
 // while it runs.
 import { parentPort } from "node:worker_threads";
-import { findFlapSchedule } from "./autopilot.js";
+import { planSurvival } from "@flaplab/simulator";
+import { EASY_SEED } from "./seed.js";
 import { runEngineStep, type StepPlan } from "./engine-harness.js";
 
-const schedule = findFlapSchedule();
+const schedule = planSurvival(EASY_SEED);
 parentPort?.on("message", (plan: StepPlan) => {
   (globalThis as { gc?: () => void }).gc?.();
   runEngineStep(schedule, plan).then(

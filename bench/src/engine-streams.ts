@@ -4,7 +4,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { ENGINE_NODE_FLAGS } from "@flaplab/component";
 import { ENGINE_CLOCK_ENV } from "@flaplab/engine";
-import { findFlapSchedule } from "./autopilot.js";
+import { planSurvival } from "@flaplab/simulator";
+import { EASY_SEED } from "./seed.js";
 import { type Child, startChild } from "./child.js";
 import { type EnginePlan, type EngineRow, LATENESS_LIMIT_US, type LinkVariant, type Log, sleep, STREAM_WARMUP_GAMES, stepGames } from "./engine-plan.js";
 import { goClientsUnavailable, startGoClients } from "./go-stream-clients.js";
@@ -88,7 +89,7 @@ async function measureLink(variant: LinkVariant, plan: EnginePlan, keysDir: stri
 export async function measureStreams(plan: EnginePlan, variants: readonly LinkVariant[], workDir: string, log: Log): Promise<StreamResult> {
   const dir = await mkdtemp(join(workDir, "streams-"));
   /** The flap schedule, for the Go clients (the Node clients plan it themselves). */
-  const flapTicks = findFlapSchedule().flapTicks;
+  const flapTicks = planSurvival(EASY_SEED).flapTicks;
   const notRun = new Map<string, string>();
   const rows: EngineRow[] = [];
   try {

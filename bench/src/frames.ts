@@ -6,7 +6,7 @@ import { GameStreamMessageSchema, type Frame } from "@flaplab/contracts/engine/v
 import { encodeDelimited, FrameEncoder } from "@flaplab/game-protocol";
 import { applyInputInPlace, createGame, PIPE_WIDTH, tickInPlace, viewOf } from "@flaplab/physics";
 import { parseTrace, replayFlapTicks } from "@flaplab/input-traces";
-import { courseFor } from "./autopilot.js";
+import { courseFor } from "@flaplab/simulator";
 import { repoDir } from "./child.js";
 import { encodeFlappyGoFrame, flappyGoFrameOf, sizeDelimited } from "./flappygo-frame.js";
 import type { RunOptions, SectionResult } from "./section.js";

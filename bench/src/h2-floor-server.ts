@@ -6,7 +6,7 @@ import { createServer, constants as h2 } from "node:http2";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { GenerateWorldResponseSchema } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import { generateWorld } from "@flaplab/worldgen";
-import { EASY_SEED } from "./autopilot.js";
+import { EASY_SEED } from "./seed.js";
 
 const spec = generateWorld(EASY_SEED, { width: 480, height: 640 });
 const world = toBinary(GenerateWorldResponseSchema, create(GenerateWorldResponseSchema, { world: { ...spec, viewport: { ...spec.viewport } } }));

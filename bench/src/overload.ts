@@ -14,7 +14,7 @@ import { GHZ, type GhzReport, ghzGenerateWorld } from "@flaplab/testkit/ghz";
 import { type Child, startChild } from "./child.js";
 import { Hist, type Percentiles } from "./hist.js";
 import { runOpenLoop } from "./openloop.js";
-import { EASY_SEED } from "./autopilot.js";
+import { EASY_SEED } from "./seed.js";
 import { benchKeys, benchRequest } from "./rpc-fixture.js";
 import type { RpcServerPorts } from "./rpc-server.js";
 import type { RunOptions, SectionResult } from "./section.js";

@@ -12,7 +12,7 @@ import {
 import { type LocalIdentity, openLocalIdentity } from "@flaplab/identity";
 import { type NetworkSettings, parseTopology, type Topology } from "@flaplab/runtime";
 import { createWorldGen } from "@flaplab/worldgen";
-import { EASY_SEED } from "./autopilot.js";
+import { EASY_SEED } from "./seed.js";
 
 export type Workload = "trivial" | "worldgen";
 

@@ -6,7 +6,8 @@ import { create } from "@bufbuild/protobuf";
 import { ClientInputSchema, GameStreamMessageSchema } from "@flaplab/contracts/engine/v1/stream_pb";
 import { DelimitedDecoder, encodeDelimited } from "@flaplab/game-protocol";
 import { WebSocket } from "ws";
-import { findFlapSchedule } from "./autopilot.js";
+import { FlapBot, planSurvival } from "@flaplab/simulator";
+import { EASY_SEED } from "./seed.js";
 import { serveRequests } from "./child.js";
 
 export type SoakClientsRequest =
@@ -29,7 +30,7 @@ export interface SoakClientsSample {
   readonly startFailures: Readonly<Record<string, number>>;
 }
 
-const flaps = new Set(findFlapSchedule().flapTicks);
+const bot = new FlapBot(planSurvival(EASY_SEED).flapTicks);
 const input = (seq: number) => encodeDelimited(ClientInputSchema, create(ClientInputSchema, { seq, clientTimeMs: Date.now() }));
 
 let target = 0;
@@ -92,7 +93,7 @@ function play(game: { id: string; ticket: string }): Promise<void> {
         }
         if (msg.kind.case !== "frame") continue;
         const tick = msg.kind.value.tick;
-        if (tick < stopAt && flaps.has(tick + 1)) ws.send(input(++seq));
+        if (tick < stopAt && bot.pressOnFrame(tick)) ws.send(input(++seq));
       }
     });
     let error = "";

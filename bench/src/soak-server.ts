@@ -15,7 +15,8 @@ import { type EngineShards, type ShardSample, startEngineShards } from "@flaplab
 import { createStreamAuthorizer, createStreamTicketSigner, createStreamTicketVerifier, loadAllComponentKeys, type StreamTicketSigner } from "@flaplab/identity";
 import { createWebSocketStreams, type WebSocketStreams } from "@flaplab/stream-servers";
 import { pino } from "pino";
-import { findFlapSchedule } from "./autopilot.js";
+import { planSurvival } from "@flaplab/simulator";
+import { EASY_SEED } from "./seed.js";
 import { serveRequests } from "./child.js";
 import { idleMusic, measuringScheduler, silentLogger } from "./engine-harness.js";
 import { GcWatch } from "./gc.js";
@@ -50,7 +51,7 @@ export interface SoakServerSample {
   readonly cpuUs: number;
 }
 
-const schedule = findFlapSchedule();
+const schedule = planSurvival(EASY_SEED);
 const games = new GameTable({ maxGames: 50_000, maxGamesPerPlayer: 50_000, idleTtlMs: 120_000 });
 const { scheduler } = measuringScheduler();
 let recorded = 0;

@@ -5,7 +5,8 @@ import { create } from "@bufbuild/protobuf";
 import { ClientInputSchema, GameStreamMessageSchema } from "@flaplab/contracts/engine/v1/stream_pb";
 import { DelimitedDecoder, encodeDelimited } from "@flaplab/game-protocol";
 import { loadWebTransport } from "@flaplab/stream-servers";
-import { findFlapSchedule } from "./autopilot.js";
+import { FlapBot, planSurvival } from "@flaplab/simulator";
+import { EASY_SEED } from "./seed.js";
 import { serveRequests } from "./child.js";
 import { LatencyHistogram, type Stats } from "@flaplab/report-kit/latency";
 import { WebSocket } from "ws";
@@ -61,7 +62,7 @@ interface Wt {
   createBidirectionalStream(): Promise<{ readable: ReadableStream<Uint8Array>; writable: WritableStream<Uint8Array> }>;
 }
 
-const flaps = new Set(findFlapSchedule().flapTicks);
+const bot = new FlapBot(planSurvival(EASY_SEED).flapTicks);
 interface Player {
   done: boolean;
   /** Resolves once the session has ended. */
@@ -105,7 +106,7 @@ function gameReader(send: (seq: number) => void): (bytes: Uint8Array) => void {
         interArrivalMs.record(now - last);
       }
       last = now;
-      if (flaps.has(msg.kind.value.tick + 1)) {
+      if (bot.pressOnFrame(msg.kind.value.tick)) {
         sentAt = performance.now();
         send(++seq);
       }

@@ -8,7 +8,8 @@ import type { AddressInfo } from "node:net";
 import { createDevCertificate, createStreamServer, createWebSocketStreams, type StreamServer, type WebSocketStreams } from "@flaplab/stream-servers";
 import { MemorySnapshotStore } from "@flaplab/snapshots";
 import { pino } from "pino";
-import { findFlapSchedule } from "./autopilot.js";
+import { planSurvival } from "@flaplab/simulator";
+import { EASY_SEED } from "./seed.js";
 import { serveRequests } from "./child.js";
 import type { GcPauses } from "./gc.js";
 import { ProcessMeter } from "./meter.js";
@@ -57,7 +58,7 @@ export interface StreamServerStats {
   readonly longestBurstMs: number;
 }
 
-const schedule = findFlapSchedule();
+const schedule = planSurvival(EASY_SEED);
 const games = new GameTable({ maxGames: 20_000, maxGamesPerPlayer: 20_000, idleTtlMs: 3600_000 });
 const { scheduler } = measuringScheduler();
 let server: StreamServer | undefined;

@@ -7,7 +7,8 @@ import { createGameSessionHandler, GameTable } from "@flaplab/engine";
 import { MemoryStreamSession } from "@flaplab/game-protocol/testing";
 import { createMusic, createMusicStreams, musicComponent } from "@flaplab/music";
 import { createRuntime, type Runtime } from "@flaplab/runtime";
-import { findFlapSchedule } from "./autopilot.js";
+import { FlapBot, planSurvival } from "@flaplab/simulator";
+import { EASY_SEED } from "./seed.js";
 import { serveRequests } from "./child.js";
 import { benchPlayer, clientInput, idleMusic, idleScore, measuringScheduler, rampGames, silentLogger } from "./engine-harness.js";
 import { Hist, type Percentiles } from "./hist.js";
@@ -48,7 +49,7 @@ export interface TickCallsResult {
   readonly ended: number;
 }
 
-const schedule = findFlapSchedule();
+const schedule = planSurvival(EASY_SEED);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** `inner` with each call timed and counted. */
@@ -92,7 +93,7 @@ async function step(req: TickCallsRequest): Promise<TickCallsResult> {
   const games = new GameTable({ maxGames: req.games + 10, maxGamesPerPlayer: req.games + 10, idleTtlMs: 3600_000 });
   const { scheduler, close } = measuringScheduler();
   const handler = createGameSessionHandler({ games, scheduler, music: timedMusic(music, stats), score: idleScore(), logger: silentLogger });
-  const flaps = new Set(schedule.flapTicks);
+  const bot = new FlapBot(schedule.flapTicks);
   const principal = benchPlayer();
   const ack = new Hist();
   let frames = 0;
@@ -116,7 +117,7 @@ async function step(req: TickCallsRequest): Promise<TickCallsResult> {
         if (tick > lastTick) {
           lastTick = tick;
           frames++;
-          if (flaps.has(tick + 1)) input();
+          if (bot.pressOnFrame(tick)) input();
         } else if (sentAt > 0) {
           // The ack of the last input (the engine answers an input before anything else).
           ack.record((performance.now() - sentAt) * 1000);

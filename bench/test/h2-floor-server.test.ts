@@ -8,7 +8,7 @@ import { createGrpcTransport } from "@connectrpc/connect-node";
 import { WorldGenService } from "@flaplab/contracts/worldgen/v1/worldgen_pb";
 import { generateWorld } from "@flaplab/worldgen";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EASY_SEED } from "../src/autopilot.js";
+import { EASY_SEED } from "../src/seed.js";
 import { roundRatios, type IdleMeasurement } from "../src/idle-hop.js";
 
 let proc: ChildProcess | undefined;

@@ -2,7 +2,8 @@ import { writeFile } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parseInt64 } from "@flaplab/input-traces";
-import { DEFAULT_ROBUST_TICKS, DEFAULT_TARGET_SCORE, PlanError, planGame, traceFromPlan } from "./autopilot.js";
+import { DEFAULT_ROBUST_TICKS, DEFAULT_TARGET_SCORE, PlanError, planGame } from "./autopilot/plan.js";
+import { traceFromPlan } from "./autopilot/trace.js";
 import type { CliIo } from "./cli.js";
 
 export const AUTOPILOT_USAGE = "usage: pnpm autopilot --seed <int64> [--score N] [--robust N] --out <file.json>";

@@ -1,24 +1,14 @@
-export { simulate, simulateCourse, simulateTrace, formatResult } from "./simulate.js";
+export { simulate, simulateCourse, simulateTrace, formatResult, courseFor } from "./simulate.js";
 export type { GameOutcome, SimulationResult, SimulateOptions } from "./simulate.js";
 export { runCli, USAGE } from "./cli.js";
 export type { CliIo } from "./cli.js";
-export {
-  planGame,
-  PlanError,
-  checkPlan,
-  jitterSurvival,
-  planTrace,
-  traceFromPlan,
-  DEFAULT_TARGET_SCORE,
-  DEFAULT_ROBUST_TICKS,
-} from "./autopilot.js";
-export type {
-  PlanOptions,
-  GamePlan,
-  PlanCheck,
-  ShiftOutcome,
-  TraceOptions,
-  JitterOptions,
-  JitterResult,
-} from "./autopilot.js";
+export { planGame, PlanError, checkPlan, DEFAULT_TARGET_SCORE, DEFAULT_ROBUST_TICKS } from "./autopilot/plan.js";
+export type { PlanOptions, GamePlan, PlanCheck, ShiftOutcome } from "./autopilot/plan.js";
+export { planTrace, traceFromPlan } from "./autopilot/trace.js";
+export type { TraceOptions } from "./autopilot/trace.js";
+export { jitterSurvival } from "./autopilot/jitter.js";
+export type { JitterOptions, JitterResult } from "./autopilot/jitter.js";
+export { planSurvival, survivalFlapTicks, DEFAULT_SURVIVAL_TICKS } from "./autopilot/survive.js";
+export type { SurvivalOptions, SurvivalPlan } from "./autopilot/survive.js";
+export { FlapBot } from "./autopilot/bot.js";
 export { runAutopilotCli, AUTOPILOT_USAGE } from "./autopilot-cli.js";

@@ -7,6 +7,7 @@ import {
   type Viewport,
   applyInputInPlace,
   createGame,
+  snapshotCourse,
   stepInPlace,
 } from "@flaplab/physics";
 import { type Trace, replayFlapTicks } from "@flaplab/input-traces";
@@ -60,6 +61,11 @@ export function simulateCourse(course: Course, flapTicks: readonly number[], bir
     stepInPlace(state, flap);
   }
   return { score: state.score, ticks: state.tick, died: state.died, courseEnd: state.courseEnd };
+}
+
+/** The world FlappyGo generates for `seed` in `viewport` (480×640 by default), as the engine plays it. */
+export function courseFor(seed: bigint, viewport: Viewport = DEFAULT_VIEWPORT): Course {
+  return snapshotCourse(generateWorld(seed, viewport));
 }
 
 /** `simulateCourse` on the world FlappyGo generates for `seed` (viewport 480×640 by default). */
