@@ -8,7 +8,7 @@ import { type Course, FLAP_VELOCITY, type GameState, PIPE_WIDTH, applyInputInPla
 import { expect } from "vitest";
 import { type ClientView, DelimitedDecoder, FrameDecoder, FrameEncoder, FrameWriter, encodeDelimited } from "../src/index.js";
 
-export const WORLDS = fileURLToPath(new URL("../../../test-data/flappygo/worlds/", import.meta.url));
+export const WORLDS = fileURLToPath(new URL("../../../../test-data/flappygo/worlds/", import.meta.url));
 export const EASY_SEED = "6977347407732442987";
 export const HARD_SEED = "8525333463046388971";
 /** The published easy trace: the ticks its flaps land before. Game over at tick 402, score 7. */
