@@ -1,20 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ManualTickClock, SingleTimerClock, type TickClock, TickScheduler } from "../src/index.js";
+import { countingClock } from "./counting-clock.js";
 
-/** A ManualTickClock that also counts the timers armed. */
-function countingClock(start = 1000) {
-  const clock = new ManualTickClock(start);
-  let armed = 0;
-  const counting: TickClock = {
-    now: () => clock.now(),
-    setTimer: (fn, ms) => {
-      armed++;
-      return clock.setTimer(fn, ms);
-    },
-    clearTimer: (h) => clock.clearTimer(h),
-  };
-  return { clock, counting, armed: () => armed };
-}
 
 describe("TickScheduler", () => {
   it("runs thousands of tasks in (deadline, start order) with cancels and stops mixed in, as a sorted list would", () => {

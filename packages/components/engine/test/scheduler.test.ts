@@ -1,21 +1,8 @@
 import { GCProfiler } from "node:v8";
 import { describe, expect, it } from "vitest";
 import { ManualTickClock, SingleTimerClock, type TickClock, type TickInfo, TickScheduler, type TickTarget } from "../src/index.js";
+import { countingClock } from "./counting-clock.js";
 
-/** A ManualTickClock that also counts the timers armed. */
-function countingClock(start = 1000) {
-  const clock = new ManualTickClock(start);
-  let armed = 0;
-  const counting: TickClock = {
-    now: () => clock.now(),
-    setTimer: (fn, ms) => {
-      armed++;
-      return clock.setTimer(fn, ms);
-    },
-    clearTimer: (h) => clock.clearTimer(h),
-  };
-  return { clock, counting, armed: () => armed };
-}
 
 describe("TickScheduler", () => {
   it("cuts a round that has run its slice, lets ready I/O have a turn (defer) and goes on where it stopped", () => {

@@ -69,6 +69,15 @@ function engine(name = "engine-a", store = new GatedStore(), clock = new ManualT
   };
 }
 
+/** Game g1 on engine `a` over `world`, its stream open and its start input applied. */
+async function startGame(a: ReturnType<typeof engine>, world: Parameters<typeof courseOf>[0]): Promise<MemoryStreamSession> {
+  a.games.create({ id: "g1", owner: alice, course: courseOf(world) });
+  const session = a.connect("g1");
+  input(session, 1);
+  await flush();
+  return session;
+}
+
 const kinds = (s: MemoryStreamSession) => s.messages(GameStreamMessageSchema).map((m) => m.kind.case);
 const ticksOf = (s: MemoryStreamSession) =>
   s.messages(GameStreamMessageSchema).flatMap((m) => (m.kind.case === "frame" ? [m.kind.value.tick] : []));
@@ -89,10 +98,7 @@ function deadlyOverTick(): number {
 describe("game stream phases", () => {
   it("live → draining → handing-over → moved: the game moves right after its next tick, with that tick in Moved", async () => {
     const a = engine();
-    a.games.create({ id: "g1", owner: alice, course: courseOf(openWorld()) });
-    const session = a.connect("g1");
-    input(session, 1);
-    await flush();
+    const session = await startGame(a, openWorld());
     await a.ticks(3);
     const drained = a.handler.drain(async () => target);
     await flush();
@@ -107,10 +113,7 @@ describe("game stream phases", () => {
 
   it("handing-over drops the client's presses (not applied, not acked, no sound) until the game has moved", async () => {
     const a = engine();
-    a.games.create({ id: "g1", owner: alice, course: courseOf(openWorld()) });
-    const session = a.connect("g1");
-    input(session, 1);
-    await flush();
+    const session = await startGame(a, openWorld());
     await a.ticks(2);
     a.store.hold();
     const drained = a.handler.drain(async () => target);
@@ -167,10 +170,7 @@ describe("game stream phases", () => {
 
   it("draining → over: a game that ends at the tick its move waited for is not moved; it is recorded and closed 0", async () => {
     const a = engine();
-    a.games.create({ id: "g1", owner: alice, course: courseOf(deadlyWorld()) });
-    const session = a.connect("g1");
-    input(session, 1);
-    await flush();
+    const session = await startGame(a, deadlyWorld());
     const overTick = deadlyOverTick();
     await a.ticks(overTick - 1);
     const drained = a.handler.drain(async () => target);
@@ -186,10 +186,7 @@ describe("game stream phases", () => {
 
   it("draining → abandoned: a stream that closes while its game waits to move settles as neither moved nor stranded", async () => {
     const a = engine();
-    a.games.create({ id: "g1", owner: alice, course: courseOf(openWorld()) });
-    const session = a.connect("g1");
-    input(session, 1);
-    await flush();
+    const session = await startGame(a, openWorld());
     await a.ticks(2);
     const drained = a.handler.drain(async () => target);
     await flush();
@@ -212,10 +209,7 @@ describe("game stream phases", () => {
         }),
     );
     const a = engine("engine-a", new GatedStore(), new ManualTickClock(10_000), score);
-    a.games.create({ id: "g1", owner: alice, course: courseOf(deadlyWorld()) });
-    const session = a.connect("g1");
-    input(session, 1);
-    await flush();
+    const session = await startGame(a, deadlyWorld());
     await a.ticks(deadlyOverTick());
     // The game-over frame is out and RecordRun has not answered: the stream is over, not closed.
     expect(score.calls).toHaveLength(1);
@@ -235,10 +229,7 @@ describe("game stream phases", () => {
 
   it("a second drain while the first waits takes the move over: the game moves once", async () => {
     const a = engine();
-    a.games.create({ id: "g1", owner: alice, course: courseOf(openWorld()) });
-    const session = a.connect("g1");
-    input(session, 1);
-    await flush();
+    const session = await startGame(a, openWorld());
     await a.ticks(2);
     const first = a.handler.drain(async () => target);
     await flush();
