@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ManualTickClock, SingleTimerClock, type TickClock, TickScheduler } from "../src/index.js";
+import { ManualTickClock, SingleTimerClock, TickScheduler } from "../src/index.js";
 import { countingClock } from "./counting-clock.js";
 
 
