@@ -127,14 +127,12 @@ export class Game {
   private async finish(): Promise<void> {
     if (!this.opened) return;
     const session = this.stream.session;
-    if (this.stream.outcome().completed) {
-      // The die clip often comes after the game-over frame: give it a moment.
-      if (this.music) await Promise.race([this.music.dieClip, sleep(MUSIC_GRACE_MS)]);
-    } else if (session) {
-      // Ended early: let the session's close code and reason arrive.
-      await Promise.race([session.ended, sleep(300)]);
-      await sleep(0);
-    }
+    // The engine closes the session after the summary (or with the reason it ended the game):
+    // let that close arrive rather than close first.
+    if (session) await Promise.race([session.ended, sleep(300)]);
+    // The die clip often comes after the game-over frame: give it a moment.
+    if (this.stream.outcome().completed && this.music) await Promise.race([this.music.dieClip, sleep(MUSIC_GRACE_MS)]);
+    await sleep(0);
     this.stream.close("game finished");
     this.music?.close("game finished");
     this.resolveFinished({ ...this.stream.outcome(), seed: this.opts.start.seed, clips: this.music?.clips ?? 0 });

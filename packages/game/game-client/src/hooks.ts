@@ -36,4 +36,6 @@ export interface GameHooks {
   status?(text: string | undefined): void;
   /** Something went wrong that the game survives or ends with. */
   error?(text: string): void;
+  /** Something a player should be told while the game goes on (its music stream is lost). */
+  notice?(text: string): void;
 }

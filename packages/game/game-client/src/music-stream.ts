@@ -85,6 +85,7 @@ export class MusicStream {
         decoder.each(chunk, onClip);
       } catch (err) {
         this.hooks.error?.(`bad message on the music stream: ${(err as Error).message}`);
+        this.hooks.notice?.(`music stream: ${(err as Error).message}`);
         connection.close(CloseCode.Malformed, (err as Error).message.slice(0, 200));
       }
     });
@@ -93,7 +94,7 @@ export class MusicStream {
       if (this.closing || connection !== this.connection) return;
       if ((end.failed || end.code !== 0) && this.opts.goesOn()) {
         if (this.opts.refreshTicket) void this.reopen();
-        else this.hooks.error?.(end.failed ? `music stream failed: ${end.reason}` : `music stream closed: ${end.code} ${end.reason}`.trim());
+        else this.hooks.notice?.(end.failed ? `music stream failed: ${end.reason}` : `music stream closed: ${end.code} ${end.reason}`.trim());
       }
     });
   }

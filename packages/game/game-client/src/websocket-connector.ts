@@ -4,14 +4,17 @@ import { ChunkRelay, type Connector, certificatePageUrl, type SessionEnd, Stream
 
 const OPEN_TIMEOUT_MS = 10_000;
 
+/** An event handler property, checked as a method is (a browser's handlers take its own event types). */
+type Handler<E> = { bivariant(event: E): void }["bivariant"] | null;
+
 /** The part of a WHATWG WebSocket this connector uses. */
 export interface WhatwgWebSocket {
   binaryType: string;
   readonly readyState: number;
-  onopen: ((event: unknown) => void) | null;
-  onmessage: ((event: { data: unknown }) => void) | null;
-  onclose: ((event: { code: number; reason: string }) => void) | null;
-  onerror: ((event: unknown) => void) | null;
+  onopen: Handler<unknown>;
+  onmessage: Handler<{ data: unknown }>;
+  onclose: Handler<{ code: number; reason: string }>;
+  onerror: Handler<unknown>;
   send(data: Uint8Array): void;
   close(code?: number, reason?: string): void;
 }
