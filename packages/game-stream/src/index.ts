@@ -5,6 +5,8 @@ export type { ChunkReader } from "./inbox.js";
 export { DelimitedDecoder, encodeDelimited, StreamProtocolError, DEFAULT_MAX_MESSAGE_BYTES } from "./delimited.js";
 export { ClientInputReader } from "./input-reader.js";
 export { FrameEncoder, FrameDecoder, FrameDecodeError, FrameWriter } from "./frames.js";
+export { FrameFactsReader } from "./frame-facts.js";
+export type { TickFacts } from "./frame-facts.js";
 export type { AckSource, FrameCourse, FrameSource, ClientView, ClientPipe } from "./frames.js";
 export { checkStreamOwnership } from "./ownership.js";
 export type { StreamRefusal } from "./ownership.js";

@@ -19,6 +19,7 @@ import {
   FrameDecodeError,
   FrameDecoder,
   FrameEncoder,
+  FrameFactsReader,
   type FrameSource,
   FrameWriter,
   encodeDelimited,
@@ -114,11 +115,23 @@ function playThroughStream(course: Course, flapTicks: readonly number[], maxTick
   const ackBytes: number[] = [];
   let seq = 1;
   let last: ClientView | undefined;
+  // The counting client's reader, from the same bytes: the view's tick, score, seq and flags.
+  const facts = new FrameFactsReader();
+  const bodies = new DelimitedDecoder(GameStreamMessageSchema);
   const receive = (bytes: Uint8Array): ClientView => {
     const [msg] = wire.push(bytes);
-    if (msg?.kind.case === "ack") return decoder.applyAck(msg.kind.value);
+    let isFrame: boolean | undefined;
+    bodies.eachBody(bytes, (buffer, start, end) => (isFrame = facts.read(buffer, start, end)));
+    expect(isFrame).toBe(msg?.kind.case === "frame");
+    if (msg?.kind.case === "ack") {
+      facts.acked(msg.kind.value.seq);
+      return decoder.applyAck(msg.kind.value);
+    }
     if (msg?.kind.case !== "frame") throw new Error("expected a frame or an ack on the wire");
-    return decoder.apply(msg.kind.value);
+    const view = decoder.apply(msg.kind.value);
+    const { tick, score, reflectedSeq, gameOver, courseEnd } = view;
+    expect(facts.facts).toEqual({ tick, score, reflectedSeq, gameOver, courseEnd, full: msg.kind.value.full });
+    return view;
   };
   applyInputInPlace(state); // the start press, seq 1
   while (state.phase === "playing" && state.tick < maxTicks) {
@@ -334,6 +347,10 @@ describe("frame delta encoding", () => {
       expect(written.writeFrame(state, seq, writer)).toBe(bytes.length);
       expect(writer.copy()).toEqual(bytes);
       expect(writer.buffer.subarray(writer.start, writer.end)).toEqual(bytes);
+      // The counting client's reader takes every field in stride, a negative score included.
+      const reader = new FrameFactsReader();
+      expect(reader.read(bytes, 1 + (bytes.length > 128 ? 1 : 0), bytes.length)).toBe(true);
+      expect(reader.facts).toMatchObject({ tick: state.tick, score: state.score, reflectedSeq: seq, gameOver: state.phase === "over", courseEnd: state.courseEnd });
     }
     // The full frame of 100 pipes needs a two-byte length prefix and a grown buffer.
     expect(wrap(new FrameEncoder(course).encode(base, 1)).length).toBeGreaterThan(2000);

@@ -1,8 +1,9 @@
 // One game's stream to its engine: the start input and flaps with sequence numbers, frames and
 // acks, the summary, and a game that continues elsewhere — it follows Moved to the new engine, and
 // after a broken stream asks ResumeGame (with backoff) where to continue.
-import { type GameStreamMessage, GameStreamMessageSchema, type GameSummary } from "@flaplab/contracts/engine/v1/stream_pb";
-import { type ClientView, CloseCode, DelimitedDecoder, FrameDecoder } from "@flaplab/game-stream";
+import { fromBinary } from "@bufbuild/protobuf";
+import { type Frame, type GameStreamMessage, GameStreamMessageSchema, type GameSummary } from "@flaplab/contracts/engine/v1/stream_pb";
+import { type ClientView, CloseCode, DelimitedDecoder, FrameDecoder, FrameFactsReader, StreamProtocolError, type TickFacts } from "@flaplab/game-stream";
 import type { Connector, SessionEnd, StreamConnection } from "./connection.js";
 import { streamUrl } from "./connection.js";
 import type { GameHooks, Reconnection } from "./hooks.js";
@@ -28,7 +29,10 @@ export interface GameStreamOptions {
    * stream breaks ends with an error (a Moved is followed either way).
    */
   readonly resume?: (gameId: string) => Promise<EngineHome>;
-  /** Decode every frame into a ClientView (default true); off, the frames are only counted and read for tick and score. */
+  /**
+   * Decode every frame into a ClientView (default true). Off, a tick frame is read for its facts
+   * (tick, score, seq, flags) straight from its bytes, allocating nothing: for many games in one process.
+   */
   readonly views?: boolean;
   readonly hooks?: GameHooks;
   /** Presses before tick T when this says so for T, once per tick, on the game's tick clock. */
@@ -76,6 +80,9 @@ export class GameStream {
   private readonly inputs = new InputLog();
   private connection: StreamConnection | undefined;
   private views: FrameDecoder | undefined;
+  private factsReader: FrameFactsReader | undefined;
+  /** The facts of the last tick frame, when views are on. */
+  private readonly viewFacts = { tick: 0, score: 0, reflectedSeq: 0, full: false, gameOver: false, courseEnd: false };
   private home: EngineHome;
   private tickNow = 0;
   private scoreNow = 0;
@@ -192,14 +199,23 @@ export class GameStream {
     this.connection = connection;
     if (previous && previous !== connection) previous.close(0, "the game continues elsewhere");
     const decoder = new DelimitedDecoder(GameStreamMessageSchema);
-    this.views = this.opts.views === false ? undefined : new FrameDecoder();
+    const views = this.opts.views === false ? undefined : new FrameDecoder();
+    const facts = views ? undefined : new FrameFactsReader();
+    this.views = views;
+    this.factsReader = facts;
     let time = 0;
     const onMessage = (msg: GameStreamMessage, bytes: number) => this.onMessage(msg, bytes, time);
+    // Without views, a tick frame never becomes a message object; anything else is decoded.
+    const onBody = (buffer: Uint8Array, start: number, end: number, bytes: number) => {
+      if (facts!.read(buffer, start, end)) this.onTickFrame(facts!.facts, undefined, time, bytes);
+      else this.onMessage(decodeMessage(buffer.subarray(start, end)), bytes, time);
+    };
     connection.read((chunk) => {
       if (connection !== this.connection || this.finished) return;
       time = this.now();
       try {
-        decoder.each(chunk, onMessage);
+        if (views) decoder.each(chunk, onMessage);
+        else decoder.eachBody(chunk, onBody);
       } catch (err) {
         this.protocolError(connection, err as Error);
       }
@@ -213,39 +229,14 @@ export class GameStream {
       case "frame": {
         const frame = msg.kind.value;
         const view = this.views?.apply(frame);
-        this.tickNow = frame.tick;
-        if (frame.score !== undefined) this.scoreNow = frame.score;
-        if (frame.full) this.reflected = frame.reflectedSeq ?? 0;
-        else if (frame.reflectedSeq !== undefined) this.reflected = frame.reflectedSeq;
-        if (this.awaitingResync && frame.full) {
-          // The continued game's first frame: send every input it does not reflect (it may stand
-          // before inputs a frame of the old engine reflected, when its snapshot was older).
-          this.awaitingResync = false;
-          this.refusedAsDuplicate = 0;
-          this.resendAfter(this.reflected);
-        }
-        this.hooks.frame?.(frame, view, time, bytes);
-        if (this.reflected > this.lastEffect) {
-          for (let seq = this.lastEffect + 1; seq <= this.reflected; seq++) this.hooks.effect?.(seq, frame.tick, time);
-          this.lastEffect = this.reflected;
-        }
-        if ((frame.gameOver || frame.courseEnd) && !this.over) {
-          this.over = true;
-          this.courseEndSeen = frame.courseEnd;
-          this.opts.onGameOver?.(view);
-          this.summaryTimer = setTimeout(() => this.finish(), this.opts.summaryTimeoutMs ?? SUMMARY_TIMEOUT_MS);
-        } else if (!this.over && this.opts.pressBefore) {
-          const next = frame.tick + 1;
-          if (next > this.lastPressTick && this.opts.pressBefore(next)) {
-            this.lastPressTick = next;
-            this.flap();
-          }
-        }
+        this.onTickFrame(this.factsOf(frame, view), view, time, bytes);
         return;
       }
       case "ack": {
         const ack = msg.kind.value;
         const view = this.views?.applyAck(ack);
+        this.factsReader?.acked(ack.seq);
+        this.viewFacts.reflectedSeq = ack.seq;
         if (ack.seq > this.reflected) this.reflected = ack.seq;
         this.hooks.ack?.(ack, view, time, bytes);
         return;
@@ -260,6 +251,48 @@ export class GameStream {
         this.hooks.summary?.(msg.kind.value, time, bytes);
         this.finish();
         return;
+    }
+  }
+
+  /** The running facts after `frame` (its view's, when views are on). */
+  private factsOf(frame: Frame, view: ClientView | undefined): TickFacts {
+    const f = this.viewFacts;
+    f.tick = frame.tick;
+    f.score = view?.score ?? frame.score ?? (frame.full ? 0 : f.score);
+    f.reflectedSeq = view?.reflectedSeq ?? frame.reflectedSeq ?? (frame.full ? 0 : f.reflectedSeq);
+    f.full = frame.full;
+    f.gameOver = frame.gameOver;
+    f.courseEnd = frame.courseEnd;
+    return f;
+  }
+
+  private onTickFrame(facts: TickFacts, view: ClientView | undefined, time: number, bytes: number): void {
+    this.tickNow = facts.tick;
+    this.scoreNow = facts.score;
+    this.reflected = facts.reflectedSeq;
+    if (this.awaitingResync && facts.full) {
+      // The continued game's first frame: send every input it does not reflect (it may stand
+      // before inputs a frame of the old engine reflected, when its snapshot was older).
+      this.awaitingResync = false;
+      this.refusedAsDuplicate = 0;
+      this.resendAfter(this.reflected);
+    }
+    this.hooks.frame?.(facts, view, time, bytes);
+    if (this.reflected > this.lastEffect) {
+      for (let seq = this.lastEffect + 1; seq <= this.reflected; seq++) this.hooks.effect?.(seq, facts.tick, time);
+      this.lastEffect = this.reflected;
+    }
+    if ((facts.gameOver || facts.courseEnd) && !this.over) {
+      this.over = true;
+      this.courseEndSeen = facts.courseEnd;
+      this.opts.onGameOver?.(view);
+      this.summaryTimer = setTimeout(() => this.finish(), this.opts.summaryTimeoutMs ?? SUMMARY_TIMEOUT_MS);
+    } else if (!this.over && this.opts.pressBefore) {
+      const next = facts.tick + 1;
+      if (next > this.lastPressTick && this.opts.pressBefore(next)) {
+        this.lastPressTick = next;
+        this.flap();
+      }
     }
   }
 
@@ -344,5 +377,13 @@ export class GameStream {
     this.finished = true;
     clearTimeout(this.summaryTimer);
     this.resolveDone();
+  }
+}
+
+function decodeMessage(body: Uint8Array): GameStreamMessage {
+  try {
+    return fromBinary(GameStreamMessageSchema, body);
+  } catch (err) {
+    throw new StreamProtocolError(`cannot decode ${GameStreamMessageSchema.typeName}: ${(err as Error).message}`, "malformed");
   }
 }

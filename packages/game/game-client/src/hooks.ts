@@ -1,7 +1,7 @@
 // What a game tells its user as it happens: the events of a latency log, each with its time.
-import type { Frame, GameSummary, InputAck, Moved } from "@flaplab/contracts/engine/v1/stream_pb";
+import type { GameSummary, InputAck, Moved } from "@flaplab/contracts/engine/v1/stream_pb";
 import type { SoundClip } from "@flaplab/contracts/music/v1/music_pb";
-import type { ClientView } from "@flaplab/game-stream";
+import type { ClientView, TickFacts } from "@flaplab/game-stream";
 import type { SessionEnd, StreamKind } from "./connection.js";
 
 /** How the game's stream came back: it moved (Moved), or it was resumed (ResumeGame). */
@@ -15,8 +15,11 @@ export type Reconnection = "moved" | "resumed";
 export interface GameHooks {
   /** An input was written (seq 1 is the start input). */
   inputSent?(seq: number, time: number, bytes: number): void;
-  /** A tick frame arrived; `view` is its decoded picture unless views are off. */
-  frame?(frame: Frame, view: ClientView | undefined, time: number, bytes: number): void;
+  /**
+   * A tick frame arrived: its running facts (one object, rewritten by the next frame: copy what
+   * you keep), and its decoded picture unless views are off.
+   */
+  frame?(frame: TickFacts, view: ClientView | undefined, time: number, bytes: number): void;
   /** An input ack arrived: the engine applied input `ack.seq`. */
   ack?(ack: InputAck, view: ClientView | undefined, time: number, bytes: number): void;
   /** The first tick frame that reflects input `seq` (its effect is on screen). */

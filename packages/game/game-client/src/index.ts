@@ -17,4 +17,4 @@ export { webSocketEnd, whatwgWebSocketConnector } from "./websocket-connector.js
 export type { WhatwgWebSocket } from "./websocket-connector.js";
 export { webTransportConnector } from "./webtransport-connector.js";
 export type { WebTransportSession } from "./webtransport-connector.js";
-export type { ClientView } from "@flaplab/game-stream";
+export type { ClientView, TickFacts } from "@flaplab/game-stream";

@@ -46,7 +46,10 @@ afterEach(async () => {
   for (const s of servers.splice(0)) await s.close();
 });
 
-describe("Moved", () => {
+describe.each([
+  ["frames decoded into views", true],
+  ["frames read for their facts only", false],
+])("Moved, %s", (_what, views) => {
   it("follows the game to the new engine with its ticket, re-sends the press the continued game does not reflect, and ends there", async () => {
     // Engine B continues at tick 4 from a snapshot that reflects only the start input (seq 1).
     const b = await engine((ws, inputs) => {
@@ -81,11 +84,15 @@ describe("Moved", () => {
       link: "websocket",
       connect: wsConnector(),
       pressBefore: (tick) => tick === 3,
+      views,
       hooks: {
         moved: (moved) => events.push(`moved to tick ${moved.tick}`),
         interrupted: (kind, tick) => events.push(`${kind} after tick ${tick}`),
         opened: (_kind, _via, _at, _ms, reopened) => events.push(`opened${reopened ? ` (${reopened})` : ""}`),
-        frame: (frame, view) => events.push(`tick ${frame.tick} score ${view?.score}`),
+        frame: (frame, view) => {
+          expect(view?.score).toBe(views ? frame.score : undefined);
+          events.push(`tick ${frame.tick} score ${frame.score}`);
+        },
       },
     });
     await game.open();
@@ -119,7 +126,7 @@ describe("Moved", () => {
       });
     });
     servers.push(a);
-    const game = new GameStream({ gameId: "g2", home: { engineUrl: "", engineWsUrl: a.url, streamTicket: "t" }, link: "websocket", connect: wsConnector() });
+    const game = new GameStream({ gameId: "g2", home: { engineUrl: "", engineWsUrl: a.url, streamTicket: "t" }, link: "websocket", connect: wsConnector(), views });
     await game.open();
     game.start();
     await game.done;

@@ -46,8 +46,13 @@ describe("a game played to game over", () => {
     expect(expected).toMatchObject({ score: 7, ticks: 402, died: true });
   });
 
-  for (const link of ["websocket", "webtransport"] as StreamLink[]) {
-    it(`over ${link}: logs in, starts, flaps on the tick clock, ends at the simulator's score with its summary and sounds`, async () => {
+  const runs: Array<[StreamLink, boolean]> = [
+    ["websocket", true],
+    ["webtransport", true],
+    ["websocket", false],
+  ];
+  for (const [link, views] of runs) {
+    it(`over ${link}${views ? "" : ", frames read for their facts only"}: logs in, starts, flaps on the tick clock, ends at the simulator's score with its summary and sounds`, async () => {
       await api.login("player", "a long enough password");
       const start = await api.startGame({ seed: EASY_SEED });
       const flaps = new Set(EASY_FLAP_TICKS);
@@ -58,6 +63,7 @@ describe("a game played to game over", () => {
         connect: nodeConnector(link, m.certSha256),
         resume: (id) => api.resumeGame(id),
         hooks: r.hooks,
+        views,
         pressBefore: (tick) => flaps.has(tick),
       });
       const result = await game.play();
