@@ -2,10 +2,7 @@
 // flaps on the schedule until a planned tick (200–1200 by default), then stops flapping, so the bird falls
 // and the game ends on its own; when the engine has sent the game's summary and closed the
 // session normally, a new game takes its place. A game that ends any other way is lost.
-import { create } from "@bufbuild/protobuf";
-import { ClientInputSchema, GameStreamMessageSchema } from "@flaplab/contracts/engine/v1/stream_pb";
-import { DelimitedDecoder, encodeDelimited } from "@flaplab/game-protocol";
-import { WebSocket } from "ws";
+import { GameStream, wsConnector } from "@flaplab/game-client/node";
 import { FlapBot, planSurvival } from "@flaplab/simulator";
 import { EASY_SEED } from "./seed.js";
 import { serveRequests } from "./child.js";
@@ -31,7 +28,7 @@ export interface SoakClientsSample {
 }
 
 const bot = new FlapBot(planSurvival(EASY_SEED).flapTicks);
-const input = (seq: number) => encodeDelimited(ClientInputSchema, create(ClientInputSchema, { seq, clientTimeMs: Date.now() }));
+const connect = wsConnector();
 
 let target = 0;
 /** A game flaps until a tick drawn from this range, then lets the bird fall. */
@@ -48,7 +45,7 @@ const LOST_IDS_KEPT = 10;
 let lostGames: string[] = [];
 let startFailed = 0;
 let startFailures: Record<string, number> = {};
-const sockets = new Set<WebSocket>();
+const games = new Set<GameStream>();
 /** A seeded generator, so that two soaks plan the same game lengths. */
 let state = 1;
 const random = () => {
@@ -74,44 +71,45 @@ function play(game: { id: string; ticket: string }): Promise<void> {
   started++;
   open++;
   return new Promise<void>((resolve) => {
-    const ws = new WebSocket(`${wsUrl}?${new URLSearchParams({ gameId: game.id, ticket: game.ticket })}`, { perMessageDeflate: false });
-    sockets.add(ws);
-    const dec = new DelimitedDecoder(GameStreamMessageSchema);
-    let seq = 1;
     let summary = false;
     let recorded = false;
-    let opened = false;
-    ws.on("open", () => {
-      opened = true;
-      ws.send(input(1));
-    });
-    ws.on("message", (data: Buffer) => {
-      for (const msg of dec.push(data)) {
-        if (msg.kind.case === "summary") {
+    const stream = new GameStream({
+      gameId: game.id,
+      home: { engineUrl: wsUrl, engineWsUrl: wsUrl, streamTicket: game.ticket },
+      link: "websocket",
+      connect,
+      views: false,
+      // Flaps on the schedule while the frame before the flap is before the planned tick.
+      pressBefore: (tick) => tick <= stopAt && bot.flapsBefore(tick),
+      hooks: {
+        summary: (s) => {
           summary = true;
-          recorded = msg.kind.value.recorded;
-        }
-        if (msg.kind.case !== "frame") continue;
-        const tick = msg.kind.value.tick;
-        if (tick < stopAt && bot.pressOnFrame(tick)) ws.send(input(++seq));
-      }
+          recorded = s.recorded;
+        },
+        ended: (_kind, end) => {
+          games.delete(stream);
+          open--;
+          if (!running && !summary) {
+            // Cut at the end of the soak: neither finished nor lost.
+          } else if (end.code === 0 && !end.failed && summary && recorded) {
+            finished++;
+          } else {
+            lose(game.id, summary && !recorded ? "not recorded" : `${end.failed ? "connection lost" : end.code} ${end.reason}`.trim());
+          }
+          resolve();
+        },
+      },
     });
-    let error = "";
-    ws.on("error", (err) => {
-      error ||= ` (${err.message})`;
-    });
-    ws.on("close", (code, reason) => {
-      sockets.delete(ws);
-      open--;
-      if (!running && !summary) {
-        // Cut at the end of the soak: neither finished nor lost.
-      } else if (code === 1000 && summary && recorded) {
-        finished++;
-      } else {
-        lose(game.id, summary && !recorded ? "not recorded" : `${`${code} ${reason.toString()}`.trim()}${error}${opened ? "" : ", never opened"}`);
-      }
-      resolve();
-    });
+    games.add(stream);
+    stream.open().then(
+      () => stream.start(),
+      (err: unknown) => {
+        games.delete(stream);
+        open--;
+        lose(game.id, `${(err as Error).message}, never opened`);
+        resolve();
+      },
+    );
   });
 }
 
@@ -169,10 +167,10 @@ serveRequests(async (req: SoakClientsRequest) => {
     }
     case "stop": {
       running = false;
-      for (const ws of sockets) ws.close(1000, "soak over");
+      for (const game of games) game.close("soak over");
       const deadline = performance.now() + 10_000;
-      while (sockets.size > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      return { stillOpen: sockets.size };
+      while (games.size > 0 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      return { stillOpen: games.size };
     }
   }
 });

@@ -13,7 +13,7 @@ import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REPO, topologyOnFreePorts } from "./helpers.js";
-import { EASY_FLAP_TICKS, EASY_SEED, playOver, startGame } from "./ws-client.js";
+import { EASY_FLAP_TICKS, EASY_SEED, playOver, startGame } from "./play.js";
 
 const SERVER_DIR = join(REPO, "apps/server");
 const DOCKERFILE = join(SERVER_DIR, "Dockerfile");
@@ -135,8 +135,8 @@ describe("the built server, started as the image starts it", () => {
     expect(shardArgs).toEqual(expect.arrayContaining(["--conditions=built", "--max-semi-space-size=2"]));
     const cpuBefore = await cpuTicks(shard);
     const game = await startGame(baseUrl, token, EASY_SEED);
-    const played = await playOver(game.engineWsUrl, { gameId: game.gameId, ticket: game.streamTicket }, EASY_FLAP_TICKS);
-    expect(played).toMatchObject({ score: 7, lastTick: 402, close: { code: 1000, reason: "game over" } });
+    const played = await playOver(game, EASY_FLAP_TICKS);
+    expect(played).toMatchObject({ score: 7, lastTick: 402, close: { code: 0, reason: "game over" } });
     expect(played.summary).toMatchObject({ score: 7, recorded: true });
     const scores = createClient(ScoreService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
     const { ownRuns } = await scores.getScores({}, { headers: { authorization: `Bearer ${token}` } });

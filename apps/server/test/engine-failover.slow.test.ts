@@ -6,8 +6,7 @@ import type { Deployment } from "@flaplab/deployment";
 import type { Topology } from "@flaplab/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTopology } from "./helpers.js";
-import { type PlayedGame, playThrough } from "./resilient-client.js";
-import { EASY_FLAP_TICKS, EASY_SEED } from "./ws-client.js";
+import { EASY_FLAP_TICKS, EASY_SEED, type PlayedThrough, playThrough } from "./play.js";
 
 // microservices-sharded on this machine: three engine processes, their snapshots in a Redis
 // server the deployment starts. 20 games over WebSocket; one engine is drained (SIGTERM) mid-game,
@@ -63,7 +62,7 @@ describe("games that survive their engine", () => {
     const games = Promise.all(
       starts.map((s) =>
         playThrough(s, {
-          initiator,
+          initiatorUrl: url("initiator"),
           token,
           flapTicks: EASY_FLAP_TICKS,
           onEngine: (wsUrl) => {
@@ -93,7 +92,7 @@ describe("games that survive their engine", () => {
     faults.killed = busiest(faults.drained);
     faults.killAt = performance.now();
     process.kill(deployment.pidOf(faults.killed)!, "SIGKILL");
-    const played: PlayedGame[] = await games;
+    const played: PlayedThrough[] = await games;
 
     const moved = played.flatMap((g) => g.interruptions.filter((i) => i.kind === "moved"));
     const resumed = played.flatMap((g) => g.interruptions.filter((i) => i.kind === "resumed"));

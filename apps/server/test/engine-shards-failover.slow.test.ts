@@ -7,8 +7,7 @@ import type { Deployment } from "@flaplab/deployment";
 import type { Topology } from "@flaplab/runtime";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { alive, startTopology } from "./helpers.js";
-import { type PlayedGame, playThrough } from "./resilient-client.js";
-import { EASY_FLAP_TICKS, EASY_SEED } from "./ws-client.js";
+import { EASY_FLAP_TICKS, EASY_SEED, type PlayedThrough, playThrough } from "./play.js";
 
 // microservices-sharded with FLAPLAB_ENGINE_SHARDS=1: each of the three engine groups plays its
 // WebSocket games on a shard process, and the shards keep their games' snapshots in the
@@ -72,7 +71,7 @@ describe("games on engine shards that survive their engine", () => {
     const games = Promise.all(
       starts.map((s) =>
         playThrough(s, {
-          initiator,
+          initiatorUrl: url("initiator"),
           token,
           flapTicks: EASY_FLAP_TICKS,
           onEngine: (wsUrl) => {
@@ -104,7 +103,7 @@ describe("games on engine shards that survive their engine", () => {
     const drained = fault(busiest(), "SIGTERM", 120);
     await waitTick(250);
     const killed = fault(busiest(drained.engine), "SIGKILL", 250);
-    const played: PlayedGame[] = await games;
+    const played: PlayedThrough[] = await games;
 
     // Neither group's shard outlived it.
     for (const { engine, shard } of [drained, killed]) {

@@ -1,13 +1,12 @@
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
-import { Sound, SoundClipSchema, type SoundClip } from "@flaplab/contracts/music/v1/music_pb";
+import { Sound } from "@flaplab/contracts/music/v1/music_pb";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
-import { CloseCode, DelimitedDecoder } from "@flaplab/game-protocol";
-import { loadWebTransport } from "@flaplab/stream-servers";
+import { CloseCode } from "@flaplab/game-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunningServer } from "../src/server.js";
 import { startMonolith } from "./helpers.js";
-import { EASY_FLAP_TICKS, EASY_SEED, input, type Link, openLink, playOver, refusal, startGame as startGameAs } from "./ws-client.js";
+import { EASY_FLAP_TICKS, EASY_SEED, input, type Link, openLink, openStream, playOver, refusal, startGame as startGameAs } from "./play.js";
 
 // A monolith whose engine plays its WebSocket games on two shard processes (FLAPLAB_ENGINE_SHARDS).
 let server: RunningServer;
@@ -46,15 +45,12 @@ describe("engine shards", () => {
 
   it("play the easy seed on a shard to 7 at tick 402: sounds through the group's music, the run recorded by its score", async () => {
     const game = await startGame(EASY_SEED);
-    const clips: SoundClip[] = [];
-    const clipDecoder = new DelimitedDecoder(SoundClipSchema, 1 << 20);
-    const music = await openLink(game.musicWsUrl, ticket(game), (bytes) => clips.push(...clipDecoder.push(bytes)));
     const before = server.shards!.stats().reduce((a, s) => a + s.handed, 0);
-    const played = await playOver(game.engineWsUrl, ticket(game), EASY_FLAP_TICKS);
+    const played = await playOver(game, EASY_FLAP_TICKS, { music: true });
+    const { clips } = played;
     expect(server.shards!.stats().reduce((a, s) => a + s.handed, 0)).toBe(before + 1);
-    expect(played).toMatchObject({ score: 7, lastTick: 402, acks: 14, close: { code: 1000, reason: "game over" } });
+    expect(played).toMatchObject({ score: 7, lastTick: 402, acks: 14, close: { code: CloseCode.Normal, reason: "game over" } });
     expect(played.summary).toMatchObject({ score: 7, ticks: 402, recorded: true, framesSent: 402, acksSent: 14 });
-    await music.closed;
     expect(clips.filter((c) => c.sound === Sound.FLAP).map((c) => c.inputSeq)).toEqual(Array.from({ length: 14 }, (_, i) => i + 2));
     expect(clips.at(-1)?.sound).toBe(Sound.DIE);
     const scores = createClient(ScoreService, createConnectTransport({ baseUrl, httpVersion: "1.1" }));
@@ -72,7 +68,7 @@ describe("engine shards", () => {
       const game = await startGame();
       games.push(game);
       const link = await openLink(game.engineWsUrl, ticket(game));
-      link.ws.send(input(1));
+      link.send(input(1));
       links.push(link);
     }
     await waitFor("three games on the shards", () => server.shards!.stats().reduce((a, s) => a + s.games, 0) === 3);
@@ -98,29 +94,23 @@ describe("engine shards", () => {
     expect(server.shards!.stats().reduce((a, s) => a + s.sessions, 0)).toBe(3);
     // The player holds 3 unfinished games (the limit): a fourth is refused while they play.
     await expect(startGame()).rejects.toThrow(/already has 3 games in progress/);
-    for (const link of links) link.ws.close(1000, "leaving");
+    for (const link of links) link.close(1000, "leaving");
     await waitFor("the games' ends and sessions to come back", () => server.shards!.stats().every((s) => s.games === 0 && s.sessions === 0));
     await startGame();
   }, 30_000);
 
   it("leave a game that already has a WebTransport stream in the group's process: its WebSocket gets 4409, it plays on", async () => {
     const game = await startGame();
-    const { lib } = await loadWebTransport();
-    const wt = new lib.WebTransport(`${game.engineUrl}?${new URLSearchParams(ticket(game))}`, {
-      forceReliable: true,
-      serverCertificateHashes: [{ algorithm: "sha-256", value: server.streams!.certificate.sha256 }],
-    } as never) as unknown as { ready: Promise<unknown>; close(): void; createBidirectionalStream(): Promise<{ readable: ReadableStream<Uint8Array>; writable: WritableStream<Uint8Array> }> };
-    await wt.ready;
-    const bidi = await wt.createBidirectionalStream();
-    await bidi.writable.getWriter().write(input(1));
-    const reader = bidi.readable.getReader();
-    await reader.read(); // the first frame: it plays here
+    let received = 0;
+    const wt = await openStream(game.engineUrl, ticket(game), server.streams!.certificate.sha256, (bytes) => (received += bytes.byteLength));
+    wt.send(input(1));
+    await waitFor("the first frame: it plays here", () => received > 0);
     const handed = server.shards!.stats().reduce((a, s) => a + s.handed, 0);
     const ws = await openLink(game.engineWsUrl, ticket(game));
     expect(await ws.closed).toMatchObject({ code: CloseCode.AlreadyConnected });
     expect(server.shards!.stats().reduce((a, s) => a + s.handed, 0)).toBe(handed);
-    const { value } = await reader.read();
-    expect(value!.byteLength).toBeGreaterThan(0); // frames still flow over WebTransport
+    const before = received;
+    await waitFor("frames still flowing over WebTransport", () => received > before);
     wt.close();
   }, 30_000);
 
@@ -128,25 +118,25 @@ describe("engine shards", () => {
     const a = await startGame();
     const b = await startGame();
     const la = await openLink(a.engineWsUrl, ticket(a));
-    la.ws.send(input(1));
+    la.send(input(1));
     const lb = await openLink(b.engineWsUrl, ticket(b));
-    lb.ws.send(input(1));
+    lb.send(input(1));
     await waitFor("two games on two shards", () => server.shards!.stats().every((s) => s.games === 1));
     const victim = server.shards!.stats()[0]!;
     process.kill(victim.pid!, "SIGKILL");
     // One of the two connections belonged to the killed shard.
     const ended = await Promise.race([la.closed.then(() => la), lb.closed.then(() => lb)]);
     const survivor = ended === la ? lb : la;
-    expect(survivor.ws.readyState).toBe(survivor.ws.OPEN);
+    expect(survivor.open()).toBe(true);
     await waitFor("the shard to start again", () => {
       const s = server.shards!.stats()[0]!;
       return s.restarts === 1 && s.pid !== victim.pid;
     }, 20_000);
     // The dead shard's session is no longer counted by the group's link; the survivor's is.
     expect(server.shards!.stats().map((s) => s.sessions)).toEqual([0, 1]);
-    survivor.ws.close(1000);
+    survivor.close();
     const c = await startGame(EASY_SEED);
-    const played = await playOver(c.engineWsUrl, ticket(c), EASY_FLAP_TICKS);
+    const played = await playOver(c, EASY_FLAP_TICKS);
     expect(played).toMatchObject({ score: 7, lastTick: 402 });
   }, 60_000);
 });

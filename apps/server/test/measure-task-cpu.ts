@@ -18,7 +18,7 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
 import { pino } from "pino";
 import { REPO, topologyOnFreePorts } from "./helpers.js";
-import { EASY_FLAP_TICKS, EASY_SEED, playOver, startGame } from "./ws-client.js";
+import { EASY_FLAP_TICKS, EASY_SEED, playOver, startGame } from "./play.js";
 
 const log = pino({ base: null });
 const { values } = parseArgs({
@@ -96,7 +96,7 @@ try {
         const token = (await auth.login({ username, password: "a long enough password" })).session!.token;
         inAuth--;
         const game = await startGame(initiatorUrl, token, EASY_SEED);
-        const played = await playOver(game.engineWsUrl, { gameId: game.gameId, ticket: game.streamTicket }, EASY_FLAP_TICKS);
+        const played = await playOver(game, EASY_FLAP_TICKS);
         return played.score;
       }),
     );

@@ -5,7 +5,7 @@ import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
 import type { Deployment } from "@flaplab/deployment";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTopology } from "./helpers.js";
-import { EASY_FLAP_TICKS, EASY_SEED, playOver } from "./ws-client.js";
+import { EASY_FLAP_TICKS, EASY_SEED, playOver } from "./play.js";
 
 // The score component goes down as games end: it stops answering (SIGSTOP) before game over, then
 // it is killed (SIGKILL) and the deployment starts it again. No run may be lost or recorded twice.
@@ -29,7 +29,7 @@ describe("a score outage at game over", () => {
     const initiator = createClient(InitiatorService, createConnectTransport({ baseUrl: url("initiator"), httpVersion: "1.1" }));
     const starts: StartGameResponse[] = [];
     for (let i = 0; i < GAMES; i++) starts.push(await initiator.startGame({ seed: EASY_SEED }, { headers }));
-    const played = Promise.all(starts.map((g) => playOver(g.engineWsUrl, { gameId: g.gameId, ticket: g.streamTicket }, EASY_FLAP_TICKS)));
+    const played = Promise.all(starts.map((g) => playOver(g, EASY_FLAP_TICKS)));
     // The games end at tick 402 (13.4 s): score stops answering well before.
     await new Promise((r) => setTimeout(r, 8000));
     const scorePid = deployment.pidOf("score")!;

@@ -5,7 +5,7 @@ import type { Deployment } from "@flaplab/deployment";
 import { OTLP_SPAN_KIND, type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "@flaplab/telemetry";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTopology } from "./helpers.js";
-import { EASY_SEED, playOver } from "./ws-client.js";
+import { EASY_SEED, playOver } from "./play.js";
 
 // The microservices topology with tracing on, exporting OTLP/HTTP JSON to a receiver in this test:
 // one game, from StartGame to RecordRun, is one trace across the processes. Also with the game on
@@ -67,7 +67,7 @@ for (const c of CASES) {
       const initiator = createClient(InitiatorService, createConnectTransport({ baseUrl: url("initiator"), httpVersion: "1.1" }));
       const game = await initiator.startGame({ seed: EASY_SEED }, { headers: { authorization: `Bearer ${token}` } });
       // No flaps: the bird falls, the game ends in a few seconds and the engine records the run.
-      const played = await playOver(game.engineWsUrl, { gameId: game.gameId, ticket: game.streamTicket }, []);
+      const played = await playOver(game, []);
       expect(played.summary).toMatchObject({ recorded: true });
       // With shards, the engine process listed its shard processes when it started.
       if ("FLAPLAB_ENGINE_SHARDS" in c.env) expect(deployment!.lines.some((l) => l.includes('"engineShards":['))).toBe(true);

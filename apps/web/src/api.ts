@@ -1,39 +1,29 @@
 import { Code, ConnectError, createClient, type Client, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-web";
 import { timestampMs } from "@bufbuild/protobuf/wkt";
-import { AuthService, type Session } from "@flaplab/contracts/auth/v1/auth_pb";
-import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
+import type { Session } from "@flaplab/contracts/auth/v1/auth_pb";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
+import { bearer, GameApi } from "@flaplab/game-client";
 import type { AppConfig } from "./config.js";
 import { jwtExpiryMs, type SessionStore, type StoredSession } from "./session-store.js";
 
 export interface Api {
-  readonly auth: Client<typeof AuthService>;
-  readonly initiator: Client<typeof InitiatorService>;
+  /** Register, login, StartGame and ResumeGame, as the player of the stored session. */
+  readonly game: GameApi;
   readonly score: Client<typeof ScoreService>;
 }
 
 /** Adds `Authorization: Bearer <token>` when a session is stored. */
 export function authInterceptor(sessions: SessionStore): Interceptor {
-  return (next) => async (req) => {
-    const session = sessions.get();
-    if (session) req.header.set("Authorization", `Bearer ${session.token}`);
-    return next(req);
-  };
+  return bearer(() => sessions.get()?.token);
 }
 
 /** Connect clients (binary Connect protocol) for the three services the page calls. */
 export function createApi(config: AppConfig, sessions: SessionStore): Api {
-  const transport = (baseUrl: string, withToken: boolean) =>
-    createConnectTransport({
-      baseUrl,
-      useBinaryFormat: true,
-      interceptors: withToken ? [authInterceptor(sessions)] : [],
-    });
+  const transport = (baseUrl: string, interceptors: Interceptor[] = []) => createConnectTransport({ baseUrl, useBinaryFormat: true, interceptors });
   return {
-    auth: createClient(AuthService, transport(config.authUrl, false)),
-    initiator: createClient(InitiatorService, transport(config.initiatorUrl, true)),
-    score: createClient(ScoreService, transport(config.scoreUrl, true)),
+    game: new GameApi({ auth: transport(config.authUrl), initiator: transport(config.initiatorUrl), token: () => sessions.get()?.token }),
+    score: createClient(ScoreService, transport(config.scoreUrl, [authInterceptor(sessions)])),
   };
 }
 

@@ -11,7 +11,7 @@ import type { AuthTiming } from "./login.js";
 import type { Screens } from "./page.js";
 import type { SessionStore } from "./session-store.js";
 import { linkFromUrl, type StreamLink } from "./stream-link.js";
-import { StreamOpenError } from "./webtransport.js";
+import { StreamOpenError } from "@flaplab/game-client";
 
 // A game from start to game over: StartGame, the game's streams, the presses automation asked
 // for, and what is kept of the last game.
@@ -128,7 +128,7 @@ export class GameLifecycle {
     deps.onNewGame();
     try {
       const t = log.time();
-      const res = await deps.api.initiator.startGame({
+      const res = await deps.api.game.startGame({
         viewport: { width: VIEWPORT.width, height: VIEWPORT.height },
         bird: { width: BIRD.width, height: BIRD.height },
         seed: deps.seed,
@@ -175,11 +175,7 @@ export class GameLifecycle {
       },
       onNotice: (text) => deps.screens.showBanner(text),
       // Its engine drained or died: the initiator places it on a live engine, which continues it.
-      resume: async (gameId) => {
-        const { game } = await deps.api.initiator.resumeGame({ gameId });
-        if (!game) throw new Error("the initiator answered ResumeGame without the game");
-        return game;
-      },
+      resume: (gameId) => deps.api.game.resumeGame(gameId),
       onStatus: (text) => {
         if (this.run !== run) return;
         if (text === undefined) deps.screens.hideBanner();

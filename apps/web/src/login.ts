@@ -40,12 +40,9 @@ export class Login {
     this.el.login.disabled = this.el.register.disabled = true;
     const start = performance.now();
     try {
-      const res =
-        kind === "login"
-          ? await this.api.auth.login({ username, password })
-          : await this.api.auth.register({ username, password });
+      const session = kind === "login" ? await this.api.game.login(username, password) : await this.api.game.register(username, password);
       this.last = { start, ms: performance.now() - start, note: kind };
-      this.sessions.set(toStoredSession(res.session));
+      this.sessions.set(toStoredSession(session));
       this.el.password.value = "";
       this.screens.hideBanner();
       this.screens.show("ready");

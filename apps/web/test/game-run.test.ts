@@ -15,26 +15,33 @@ import type { StreamLink } from "../src/stream-link.js";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { type EngineHome, GameRun } from "../src/game-run.js";
 import { inputToEffectDelays, inputToNextFrameDelays, LatencyLog } from "../src/latency-log.js";
-import type { OpenStream, SessionEndInfo } from "../src/webtransport.js";
+import type { SessionEnd, StreamConnection } from "@flaplab/game-client";
 
 /** A session whose server side the test drives. */
 class FakeSession {
   readonly written: Uint8Array[] = [];
   closedWith: { code: number; reason: string } | undefined;
   url = "";
-  private controller!: ReadableStreamDefaultController<Uint8Array>;
-  private resolveEnded!: (e: SessionEndInfo) => void;
-  readonly ended = new Promise<SessionEndInfo>((r) => (this.resolveEnded = r));
-  readonly open: OpenStream;
+  private reader: ((bytes: Uint8Array) => void) | undefined;
+  private readonly early: Uint8Array[] = [];
+  private over = false;
+  private resolveEnded!: (e: SessionEnd) => void;
+  readonly ended = new Promise<SessionEnd>((r) => (this.resolveEnded = r));
+  readonly open: StreamConnection;
 
-  constructor(kind: string) {
-    const readable = new ReadableStream<Uint8Array>({ start: (c) => void (this.controller = c) });
-    const writable = new WritableStream<Uint8Array>({ write: (chunk) => void this.written.push(chunk) });
+  constructor() {
     this.open = {
-      kind,
-      stream: { readable, writable },
       via: "fake",
       ended: this.ended,
+      read: (onChunk) => {
+        this.reader = onChunk;
+        for (const bytes of this.early.splice(0)) onChunk(bytes);
+      },
+      send: (bytes) => {
+        if (this.over) return false;
+        this.written.push(bytes);
+        return true;
+      },
       close: (code = 0, reason = "") => {
         this.closedWith ??= { code, reason };
         this.end(code, reason);
@@ -42,17 +49,18 @@ class FakeSession {
     };
   }
 
+  /** The server sends bytes; they arrive a moment later, as from a network. */
   push(bytes: Uint8Array): void {
-    this.controller.enqueue(bytes);
+    queueMicrotask(() => {
+      if (this.over) return;
+      if (this.reader) this.reader(bytes);
+      else this.early.push(bytes);
+    });
   }
 
   /** The server ends the session. */
   end(code: number, reason: string): void {
-    try {
-      this.controller.error(new Error(`Session closed with code ${code}`));
-    } catch {
-      // already errored
-    }
+    this.over = true;
     this.resolveEnded({ code, reason, failed: false });
   }
 }
@@ -92,8 +100,8 @@ const tickAsync = () => new Promise((r) => setTimeout(r, 5));
 function setup(link?: StreamLink, extra: { resume?: (gameId: string) => Promise<EngineHome> } = {}) {
   let clock = 100;
   const now = () => (clock += 1.5);
-  const game = new FakeSession("game");
-  const music = new FakeSession("music");
+  const game = new FakeSession();
+  const music = new FakeSession();
   const played: number[] = [];
   const views: number[] = [];
   const statuses: Array<string | undefined> = [];
@@ -125,9 +133,9 @@ function setup(link?: StreamLink, extra: { resume?: (gameId: string) => Promise<
     onStatus: (text) => statuses.push(text),
     ...extra,
     now,
-    openStream: async (kind, url) => {
+    connect: async (kind, url) => {
       const list = kind === "game" ? games : musics;
-      const s = list.length === 0 ? (kind === "game" ? game : music) : new FakeSession(kind);
+      const s = list.length === 0 ? (kind === "game" ? game : music) : new FakeSession();
       list.push(s);
       s.url = url;
       return s.open;

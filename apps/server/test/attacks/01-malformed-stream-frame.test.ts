@@ -12,7 +12,7 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { CloseCode } from "@flaplab/game-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EASY_SEED, openStream, playEasySeed } from "../stream-client.js";
+import { EASY_FLAP_TICKS, EASY_SEED, playOver } from "../play.js";
 import { startMonolith, type Monolith } from "./credentials-harness.js";
 
 let mono: Monolith;
@@ -141,13 +141,9 @@ describe("attack 1: a malformed frame on the stream port", () => {
   it("afterwards a player still plays a whole game over the streams: score 7 at tick 402", async () => {
     expect(await healthy()).toBe(true);
     const game = await startGame(EASY_SEED);
-    const query = { gameId: game.gameId, ticket: game.streamTicket };
-    const cert = mono.server.streams!.certificate.sha256;
-    const music = await openStream(game.musicUrl, query, cert);
-    const engine = await openStream(game.engineUrl, query, cert);
-    const played = await playEasySeed(engine, music);
+    const played = await playOver(game, EASY_FLAP_TICKS, { link: "webtransport", certSha256: mono.server.streams!.certificate.sha256, music: true });
     expect({ score: played.score, lastTick: played.lastTick }).toEqual({ score: 7, lastTick: 402 });
     expect(played.summary).toMatchObject({ score: 7, ticks: 402, recorded: true });
-    expect(played.engineClose).toMatchObject({ closeCode: CloseCode.Normal });
+    expect(played.close).toMatchObject({ code: CloseCode.Normal });
   }, 60_000);
 });

@@ -12,7 +12,7 @@ import { CloseCode } from "@flaplab/game-protocol";
 import { createSigner, createStreamTicketSigner, loadAllComponentKeys } from "@flaplab/identity";
 import { generateKeyPairSync } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { attempt, EASY_SEED, openStream, playEasySeed } from "../stream-client.js";
+import { attempt, EASY_FLAP_TICKS, EASY_SEED, openGame, openStream } from "../play.js";
 import { startMonolith, type Monolith } from "./credentials-harness.js";
 
 let m: Monolith;
@@ -79,31 +79,34 @@ describe("another player opening a game's streams", () => {
     }
     // B's own ticket is good for B's own game (the refusals above are about the game, not the ticket).
     const own = await openStream(gameB.musicUrl, { gameId: gameB.gameId, ticket: gameB.streamTicket }, cert);
-    own.wt.close();
+    own.close();
 
     // A opens both streams: nothing of B's holds either.
-    const q = { gameId: gameA.gameId, ticket: gameA.streamTicket };
-    const music = await openStream(gameA.musicUrl, q, cert);
-    const engine = await openStream(gameA.engineUrl, q, cert);
+    let currentTick = 0;
+    let during: Promise<Outcome[]> | undefined;
+    let lastTickDuring = 0;
+    const gameOfA = await openGame(gameA, EASY_FLAP_TICKS, {
+      link: "webtransport",
+      certSha256: cert,
+      music: true,
+      onTick: (tick) => {
+        currentTick = tick;
+        if (during !== undefined || tick < 20) return;
+        during = (async () => {
+          const outcomes: Outcome[] = [];
+          for (const [, query] of tries) {
+            outcomes.push(await attempt(gameA.musicUrl, query, cert, 1000));
+            outcomes.push(await attempt(gameA.engineUrl, query, cert, 1000));
+          }
+          lastTickDuring = currentTick;
+          return outcomes;
+        })();
+      },
+    });
 
     // While A plays, B tries again (music with B's own ticket, and every other way, on both
     // streams), one attempt after the other so that A's flaps are not starved of CPU.
-    let during: Promise<Outcome[]> | undefined;
-    let lastTickDuring = 0;
-    let currentTick = 0;
-    const played = await playEasySeed(engine, music, (tick) => {
-      currentTick = tick;
-      if (during !== undefined || tick < 20) return;
-      during = (async () => {
-        const outcomes: Outcome[] = [];
-        for (const [, query] of tries) {
-          outcomes.push(await attempt(gameA.musicUrl, query, cert, 1000));
-          outcomes.push(await attempt(gameA.engineUrl, query, cert, 1000));
-        }
-        lastTickDuring = currentTick;
-        return outcomes;
-      })();
-    });
+    const played = await gameOfA.play();
     expect(during).toBeDefined();
     const outcomes = await during!;
     tries.forEach(([what, , expected], i) => {
@@ -117,7 +120,7 @@ describe("another player opening a game's streams", () => {
     // A's game ran to its end, every tick and every sound arrived on A's own sessions.
     expect({ score: played.score, lastTick: played.lastTick, frames: played.frames }).toEqual({ score: 7, lastTick: 402, frames: 402 });
     expect(played.summary).toMatchObject({ score: 7, ticks: 402, recorded: true });
-    expect(played.engineClose).toMatchObject({ closeCode: CloseCode.Normal, reason: "game over" });
+    expect(played.close).toMatchObject({ code: CloseCode.Normal, reason: "game over" });
     expect(played.clips.filter((c) => c.sound === Sound.FLAP)).toHaveLength(14);
     expect(played.clips.filter((c) => c.sound === Sound.POINT)).toHaveLength(7);
     expect(played.clips.at(-1)?.sound).toBe(Sound.DIE);

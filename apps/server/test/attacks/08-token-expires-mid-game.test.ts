@@ -7,7 +7,7 @@ import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
 import { CloseCode } from "@flaplab/game-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EASY_SEED, openStream, playEasySeed } from "../stream-client.js";
+import { EASY_FLAP_TICKS, EASY_SEED, playOver } from "../play.js";
 import { outcome, startMonolith, type Monolith } from "./credentials-harness.js";
 
 const TOKEN_TTL_S = 2;
@@ -34,20 +34,22 @@ describe("a game that outlives the player's token", () => {
     const expiresAtMs = claims.exp * 1000;
 
     const game = await m.client(InitiatorService, "connect", { authorization: `Bearer ${token}` }).startGame({ seed: EASY_SEED });
-    const q = { gameId: game.gameId, ticket: game.streamTicket };
     const cert = m.server.streams!.certificate.sha256;
-    const music = await openStream(game.musicUrl, q, cert);
-    const engine = await openStream(game.engineUrl, q, cert);
 
     const scoresWith = (t: string) => m.client(ScoreService, "connect", { authorization: `Bearer ${t}` });
     // Mid-game, once the token (plus the verifier's 5 s clock tolerance) has expired: it is refused.
     let midGame: Promise<string> | undefined;
     let tickWhenExpired = 0;
-    const played = await playEasySeed(engine, music, (tick) => {
-      if (midGame === undefined && Date.now() > expiresAtMs + 6_000) {
-        tickWhenExpired = tick;
-        midGame = outcome(scoresWith(token).getScores({}));
-      }
+    const played = await playOver(game, EASY_FLAP_TICKS, {
+      link: "webtransport",
+      certSha256: cert,
+      music: true,
+      onTick: (tick) => {
+        if (midGame === undefined && Date.now() > expiresAtMs + 6_000) {
+          tickWhenExpired = tick;
+          midGame = outcome(scoresWith(token).getScores({}));
+        }
+      },
     });
     expect(midGame, "the game ended before the token expired").toBeDefined();
     expect(await midGame).toBe("unauthenticated");
@@ -56,7 +58,7 @@ describe("a game that outlives the player's token", () => {
 
     expect({ score: played.score, lastTick: played.lastTick }).toEqual({ score: 7, lastTick: 402 });
     expect(played.summary).toMatchObject({ score: 7, ticks: 402, recorded: true });
-    expect(played.engineClose).toMatchObject({ closeCode: CloseCode.Normal, reason: "game over" });
+    expect(played.close).toMatchObject({ code: CloseCode.Normal, reason: "game over" });
 
     // The score component has the run: read back with a fresh login.
     const auth = m.client(AuthService, "connect", {});

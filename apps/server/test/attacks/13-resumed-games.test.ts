@@ -10,7 +10,7 @@ import { InitiatorService, type StartGameResponse } from "@flaplab/contracts/ini
 import type { GameTable } from "@flaplab/engine";
 import { CloseCode } from "@flaplab/game-protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { input, type Link, openLink } from "../ws-client.js";
+import { input, type Link, openLink } from "../play.js";
 import { outcome, startMonolith, type Monolith, until } from "./credentials-harness.js";
 
 const MAX_GAMES = 20;
@@ -44,7 +44,7 @@ const gamesOf = (player: string) => [...games].filter((g) => g.owner.username ==
 async function playing(game: StartGameResponse): Promise<Link> {
   let frames = 0;
   const link = await openLink(game.engineWsUrl, { gameId: game.gameId, ticket: game.streamTicket }, () => frames++);
-  link.ws.send(input(1));
+  link.send(input(1));
   await until(() => frames > 0 && games.get(game.gameId)?.startedAtMs !== undefined, 5000, `game ${game.gameId} playing`);
   return link;
 }
@@ -53,7 +53,7 @@ async function playing(game: StartGameResponse): Promise<Link> {
 async function abandoned(): Promise<StartGameResponse> {
   const game = await initiator("mallory").startGame({});
   const link = await playing(game);
-  link.ws.close();
+  link.close();
   await link.closed;
   await until(() => !games.has(game.gameId), 5000, `game ${game.gameId} left`);
   return game;
@@ -103,7 +103,7 @@ describe("one account continuing its abandoned games", () => {
     expect(gamesOf("mallory")).toHaveLength(3);
     // ResumeGame of the same game: refused the same way.
     expect(await outcome(initiator("mallory").resumeGame({ gameId: game.gameId }))).toBe("resource_exhausted");
-    for (const l of links) l.ws.close();
+    for (const l of links) l.close();
     await Promise.all(links.map((l) => l.closed));
     expect(await outcome(initiator("alice").startGame({}))).toBe("ok");
   });

@@ -8,7 +8,7 @@ import { InitiatorService, type StartGameResponse } from "@flaplab/contracts/ini
 import type { GameTable } from "@flaplab/engine";
 import type { MemorySnapshotStore } from "@flaplab/snapshots";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { input, openLink } from "../ws-client.js";
+import { input, openLink } from "../play.js";
 import { outcome, startMonolith, type Monolith, until } from "./credentials-harness.js";
 
 const SNAPSHOT_TTL_MS = 1500;
@@ -45,9 +45,9 @@ async function abandon(): Promise<StartGameResponse> {
   const game = await initiator().startGame({});
   let frames = 0;
   const link = await openLink(game.engineWsUrl, { gameId: game.gameId, ticket: game.streamTicket }, () => frames++);
-  link.ws.send(input(1));
+  link.send(input(1));
   await until(() => frames > 0, 5000, "first frame");
-  link.ws.close();
+  link.close();
   await link.closed;
   await until(async () => !games.has(game.gameId) && (await store.read(game.gameId)) !== undefined, 5000, "snapshot stored");
   return game;

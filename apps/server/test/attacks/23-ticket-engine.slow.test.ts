@@ -13,7 +13,7 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WebSocket } from "ws";
 import { startTopology } from "../helpers.js";
-import { input, openLink } from "../ws-client.js";
+import { input, openLink } from "../play.js";
 
 let deployment: Deployment;
 let topology: Topology;
@@ -58,7 +58,7 @@ describe("a live game's ticket at another engine", () => {
     let closedWith: number | undefined;
     const link = await openLink(game.engineWsUrl, { gameId: game.gameId, ticket: game.streamTicket }, () => frames++);
     void link.closed.then((c) => (closedWith = c.code));
-    link.ws.send(input(1));
+    link.send(input(1));
     const deadline = Date.now() + 5000;
     while (frames < 10 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     const holder = topology.groups.find((g) => game.engineWsUrl.includes(`//${g.address}/`))!.name;
@@ -76,6 +76,6 @@ describe("a live game's ticket at another engine", () => {
     expect(resumed.game?.engineWsUrl).toBe(game.engineWsUrl);
     expect(closedWith).toBeUndefined();
     expect(frames).toBeGreaterThan(framesBefore);
-    link.ws.close();
+    link.close();
   }, 60_000);
 });

@@ -1,5 +1,5 @@
 import { fromBinary, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
-import { sizeDelimitedEncode, sizeDelimitedPeek } from "@bufbuild/protobuf/wire";
+import { sizeDelimitedEncode } from "@bufbuild/protobuf/wire";
 
 /** Default largest message accepted on a stream. */
 export const DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024;
@@ -33,8 +33,9 @@ export function encodeDelimited<D extends DescMessage>(schema: D, message: Messa
  * Splits a byte stream into size-delimited messages, however the transport chunked it. Throws
  * StreamProtocolError for a length over `maxBytes`, a broken varint, or a message that does not decode.
  *
- * The length prefix is read with the library's `sizeDelimitedPeek`. Its `sizeDelimitedDecodeStream`
- * is not used: it consumes the whole AsyncIterable (a caller here pushes chunks and answers each
+ * The length prefix (an unsigned varint of at most five bytes) is read in place, without the
+ * library's `sizeDelimitedPeek`, which allocates a view and a result per message on a path that runs
+ * for every tick frame of every game. The library's `sizeDelimitedDecodeStream` is not used either: it consumes the whole AsyncIterable (a caller here pushes chunks and answers each
  * message before reading on), and its errors are plain Errors that cannot tell a message over the
  * limit from a malformed one, which the streams answer with different close codes.
  */
@@ -64,17 +65,43 @@ export class DelimitedDecoder<D extends DescMessage> {
     return out;
   }
 
-  private read(chunk: Uint8Array, emit: (message: MessageShape<D>, bytes: number) => void): void {
+  /**
+   * As `pushSized`, without an array: `emit` gets each message and the bytes it took, in order.
+   * For a per-chunk path that should allocate no more than the messages themselves.
+   */
+  each(chunk: Uint8Array, emit: (message: MessageShape<D>, bytes: number) => void): void {
+    this.read(chunk, emit);
+  }
+
+  /**
+   * As `each`, without decoding: `emit` gets each message's body as `buffer[start, end)` (valid
+   * only during the call) and the bytes it took on the stream. For a reader of its own that
+   * allocates nothing per message (FrameFactsReader).
+   */
+  eachBody(chunk: Uint8Array, emit: (buffer: Uint8Array, start: number, end: number, bytes: number) => void): void {
+    this.read(chunk, undefined, emit);
+  }
+
+  private read(
+    chunk: Uint8Array,
+    emit: ((message: MessageShape<D>, bytes: number) => void) | undefined,
+    emitBody?: (buffer: Uint8Array, start: number, end: number, bytes: number) => void,
+  ): void {
     this.buffer = this.buffer.length === 0 ? chunk : concat(this.buffer, chunk);
     let offset = 0;
     for (;;) {
-      const header = readPrefix(this.buffer, offset);
-      if (header === undefined) break;
-      const [length, bodyStart] = header;
+      const length = readPrefix(this.buffer, offset);
+      if (length < 0) break;
+      const bodyStart = prefixEnd;
       if (length > this.maxBytes) {
         throw new StreamProtocolError(`message of ${length} bytes is over the limit of ${this.maxBytes}`, "too-large");
       }
       if (this.buffer.length - bodyStart < length) break;
+      if (emitBody) {
+        emitBody(this.buffer, bodyStart, bodyStart + length, bodyStart + length - offset);
+        offset = bodyStart + length;
+        continue;
+      }
       const body = this.buffer.subarray(bodyStart, bodyStart + length);
       let message: MessageShape<D>;
       try {
@@ -82,7 +109,7 @@ export class DelimitedDecoder<D extends DescMessage> {
       } catch (err) {
         throw new StreamProtocolError(`cannot decode ${this.schema.typeName}: ${(err as Error).message}`, "malformed");
       }
-      emit(message, bodyStart + length - offset);
+      emit!(message, bodyStart + length - offset);
       offset = bodyStart + length;
     }
     // Keep only a private copy of what is left: the transport may reuse the chunk it handed in.
@@ -97,20 +124,24 @@ export class DelimitedDecoder<D extends DescMessage> {
   }
 }
 
-/** [length, offset of the body], or undefined when the prefix is not complete yet. */
-function readPrefix(buf: Uint8Array, offset: number): [number, number] | undefined {
+/** Where the body starts after the prefix `readPrefix` read last. */
+let prefixEnd = 0;
+
+/** The length the prefix at `offset` gives (`prefixEnd`: where its body starts), or -1 when the prefix is not complete yet. */
+function readPrefix(buf: Uint8Array, offset: number): number {
   // A prefix whose first five bytes all continue is not a uint32 length, complete or not.
   let i = offset;
   while (i < buf.length && i - offset < MAX_PREFIX_BYTES && (buf[i]! & 0x80) !== 0) i++;
   if (i - offset >= MAX_PREFIX_BYTES) throw new StreamProtocolError("message length is not a valid varint", "malformed");
-  if (i >= buf.length) return undefined;
+  if (i >= buf.length) return -1;
   // The fifth byte holds bits 28–31 only; more would be dropped by a uint32 read.
   if (i - offset === MAX_PREFIX_BYTES - 1 && buf[i]! > 0x0f) {
     throw new StreamProtocolError("message length is not a valid varint: over 32 bits", "malformed");
   }
-  const peek = sizeDelimitedPeek(buf.subarray(offset, i + 1));
-  if (peek.eof) return undefined;
-  return [peek.size, offset + peek.offset];
+  let length = 0;
+  for (let k = i; k >= offset; k--) length = length * 128 + (buf[k]! & 0x7f);
+  prefixEnd = i + 1;
+  return length;
 }
 
 function concat(a: Uint8Array, b: Uint8Array): Uint8Array {

@@ -9,5 +9,7 @@ export type { AckSource, FrameCourse, FrameSource } from "./frame-encoder.js";
 export { FrameWriter } from "./frame-writer.js";
 export { FrameDecoder, FrameDecodeError } from "./frame-decoder.js";
 export type { ClientView, ClientPipe } from "./frame-decoder.js";
+export { FrameFactsReader } from "./frame-facts.js";
+export type { TickFacts } from "./frame-facts.js";
 export { checkStreamOwnership } from "./ownership.js";
 export type { StreamRefusal } from "./ownership.js";

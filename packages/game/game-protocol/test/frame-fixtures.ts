@@ -6,7 +6,7 @@ import { create } from "@bufbuild/protobuf";
 import { type Frame, GameStreamMessageSchema, type InputAck } from "@flaplab/contracts/engine/v1/stream_pb";
 import { type Course, FLAP_VELOCITY, type GameState, PIPE_WIDTH, applyInputInPlace, createGame, tickInPlace, viewOf } from "@flaplab/physics";
 import { expect } from "vitest";
-import { type ClientView, DelimitedDecoder, FrameDecoder, FrameEncoder, FrameWriter, encodeDelimited } from "../src/index.js";
+import { type ClientView, DelimitedDecoder, FrameDecoder, FrameEncoder, FrameFactsReader, FrameWriter, encodeDelimited } from "../src/index.js";
 
 export const WORLDS = fileURLToPath(new URL("../../../../test-data/flappygo/worlds/", import.meta.url));
 export const EASY_SEED = "6977347407732442987";
@@ -98,11 +98,23 @@ export function playThroughStream(course: Course, flapTicks: readonly number[], 
   const ackBytes: number[] = [];
   let seq = 1;
   let last: ClientView | undefined;
+  // The counting client's reader, from the same bytes: the view's tick, score, seq and flags.
+  const facts = new FrameFactsReader();
+  const bodies = new DelimitedDecoder(GameStreamMessageSchema);
   const receive = (bytes: Uint8Array): ClientView => {
     const [msg] = wire.push(bytes);
-    if (msg?.kind.case === "ack") return decoder.applyAck(msg.kind.value);
+    let isFrame: boolean | undefined;
+    bodies.eachBody(bytes, (buffer, start, end) => (isFrame = facts.read(buffer, start, end)));
+    expect(isFrame).toBe(msg?.kind.case === "frame");
+    if (msg?.kind.case === "ack") {
+      facts.acked(msg.kind.value.seq);
+      return decoder.applyAck(msg.kind.value);
+    }
     if (msg?.kind.case !== "frame") throw new Error("expected a frame or an ack on the wire");
-    return decoder.apply(msg.kind.value);
+    const view = decoder.apply(msg.kind.value);
+    const { tick, score, reflectedSeq, gameOver, courseEnd } = view;
+    expect(facts.facts).toEqual({ tick, score, reflectedSeq, gameOver, courseEnd, full: msg.kind.value.full });
+    return view;
   };
   applyInputInPlace(state); // the start press, seq 1
   while (state.phase === "playing" && state.tick < maxTicks) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FrameEncoder, type FrameSource, FrameWriter } from "../src/index.js";
+import { FrameEncoder, FrameFactsReader, type FrameSource, FrameWriter } from "../src/index.js";
 import { wrap } from "./frame-fixtures.js";
 
 describe("FrameWriter", () => {
@@ -33,6 +33,10 @@ describe("FrameWriter", () => {
       expect(written.writeFrame(state, seq, writer)).toBe(bytes.length);
       expect(writer.copy()).toEqual(bytes);
       expect(writer.buffer.subarray(writer.start, writer.end)).toEqual(bytes);
+      // The counting client's reader takes every field in stride, a negative score included.
+      const reader = new FrameFactsReader();
+      expect(reader.read(bytes, 1 + (bytes.length > 128 ? 1 : 0), bytes.length)).toBe(true);
+      expect(reader.facts).toMatchObject({ tick: state.tick, score: state.score, reflectedSeq: seq, gameOver: state.phase === "over", courseEnd: state.courseEnd });
     }
     // The full frame of 100 pipes needs a two-byte length prefix and a grown buffer.
     expect(wrap(new FrameEncoder(course).encode(base, 1)).length).toBeGreaterThan(2000);
