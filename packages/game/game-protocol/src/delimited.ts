@@ -64,6 +64,14 @@ export class DelimitedDecoder<D extends DescMessage> {
     return out;
   }
 
+  /**
+   * As `pushSized`, without an array: `emit` gets each message and the bytes it took, in order.
+   * For a per-chunk path that should allocate no more than the messages themselves.
+   */
+  each(chunk: Uint8Array, emit: (message: MessageShape<D>, bytes: number) => void): void {
+    this.read(chunk, emit);
+  }
+
   private read(chunk: Uint8Array, emit: (message: MessageShape<D>, bytes: number) => void): void {
     this.buffer = this.buffer.length === 0 ? chunk : concat(this.buffer, chunk);
     let offset = 0;

@@ -68,6 +68,12 @@ describe("DelimitedDecoder", () => {
       const got = [...decoder.pushSized(stream.subarray(0, cut)), ...decoder.pushSized(stream.subarray(cut))];
       expect(got.map((g) => g.bytes)).toEqual(parts.map((p) => p.length));
       expect(got.map((g) => g.message.audio.length)).toEqual([10, 300, 20_000]);
+      const each = new DelimitedDecoder(SoundClipSchema, 64 * 1024);
+      const emitted: number[] = [];
+      const emit = (message: { inputSeq: number }, bytes: number) => emitted.push(message.inputSeq, bytes);
+      each.each(stream.subarray(0, cut), emit);
+      each.each(stream.subarray(cut), emit);
+      expect(emitted).toEqual(parts.flatMap((p, i) => [i + 1, p.length]));
     }
   });
 

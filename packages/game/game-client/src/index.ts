@@ -1,0 +1,20 @@
+// The browser-safe entry: nothing here imports a Node module. Node's transports are in ./node.
+export { bearer, GameApi } from "./api.js";
+export type { GameApiOptions } from "./api.js";
+export { certificatePageUrl, ChunkRelay, StreamOpenError, streamUrl } from "./connection.js";
+export type { Connector, SessionEnd, StreamConnection, StreamKind } from "./connection.js";
+export { Game } from "./game.js";
+export type { GameOptions, GameResult, StartedGame } from "./game.js";
+export { engineWentAway, GameStream } from "./game-stream.js";
+export type { GameStreamOptions, GameStreamOutcome, StreamLink } from "./game-stream.js";
+export type { GameHooks, Reconnection } from "./hooks.js";
+export { encodeInput, InputLog } from "./inputs.js";
+export { MusicStream, soundName } from "./music-stream.js";
+export type { MusicStreamOptions } from "./music-stream.js";
+export { backoffMs, FINAL_RESUME_CODES, isFinalResumeError } from "./resume.js";
+export type { EngineHome } from "./resume.js";
+export { webSocketEnd, whatwgWebSocketConnector } from "./websocket-connector.js";
+export type { WhatwgWebSocket } from "./websocket-connector.js";
+export { webTransportConnector } from "./webtransport-connector.js";
+export type { WebTransportSession } from "./webtransport-connector.js";
+export type { ClientView } from "@flaplab/game-protocol";
