@@ -22,6 +22,11 @@ export interface BotGameContext {
   readonly connector: Connector;
   readonly link: StreamLink;
   readonly plan: BotPlan;
+  /**
+   * The bot's login: a players bot logs in for its first game and plays the next ones on the same
+   * session, as a player does; an arrivals game is a fresh bot with a fresh one.
+   */
+  readonly session: { token?: string };
   readonly metrics: WorkerMetrics;
   /** performance.now() of the run's start: intended times are ms after it. */
   readonly runStart: number;
@@ -69,13 +74,14 @@ async function play(
   drainedNow: () => boolean,
 ): Promise<GameRecord> {
   const { metrics, plan } = ctx;
-  const api = new GameApi({ auth: ctx.auth, initiator: ctx.initiator });
+  const session = ctx.session;
+  const api = new GameApi({ auth: ctx.auth, initiator: ctx.initiator, token: () => session.token });
   let step: "login" | "start-game" = "login";
   let start: Awaited<ReturnType<GameApi["startGame"]>>;
   try {
     const answered = Promise.race([
       (async () => {
-        await api.login(ctx.username, ctx.password);
+        session.token ??= (await api.login(ctx.username, ctx.password)).token;
         step = "start-game";
         return api.startGame({ seed: plan.seed });
       })(),

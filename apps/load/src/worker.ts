@@ -21,6 +21,8 @@ export const BOT_PASSWORD = "load bot password, long enough";
 const TICK_MS = 33;
 /** Registrations refused for a moment (the password hash gate) are tried again for this long. */
 const WARMUP_RETRY_MS = 120_000;
+/** A players bot whose game failed waits this long before its next. */
+const RETRY_AFTER_FAILURE_MS = 1000;
 
 const logger = pino({ base: { worker: process.env["FLAPLAB_LOAD_WORKER"] ?? "?" } }, pino.destination(2));
 
@@ -130,7 +132,7 @@ async function main(init: InitMessage): Promise<void> {
   }, Math.max(0, runStart - performance.now()));
 
   const planOf = (index: number) => botPlans[index % botPlans.length]!;
-  const context = (bot: number, account: number) => ({
+  const context = (bot: number, account: number, session: { token?: string }) => ({
     worker,
     bot,
     username: username(runId, account),
@@ -140,6 +142,7 @@ async function main(init: InitMessage): Promise<void> {
     connector: connectorOf(account),
     link: options.link,
     plan: planOf(bot),
+    session,
     metrics,
     runStart,
     drained,
@@ -152,15 +155,22 @@ async function main(init: InitMessage): Promise<void> {
   if (options.shape.kind === "players") {
     bots = init.bots.map(async (share) => {
       // One game after another: the next is meant to start when the previous ends.
+      // One game after another: the next is meant to start when the previous ends (a second
+      // later after a failure, and with a new login after a refused call).
+      const session: { token?: string } = {};
       let intendedMs = share.startMs;
       while (intendedMs < options.durationMs) {
-        keep(await playBotGame(context(share.index, share.index), intendedMs));
+        const game = keep(await playBotGame(context(share.index, share.index, session), intendedMs));
         if (performance.now() >= durationEnd) break;
         intendedMs = performance.now() - runStart;
+        if (game.outcome === "failed") {
+          intendedMs += RETRY_AFTER_FAILURE_MS;
+          if (/login|start-game|refused/.test(game.reason)) delete session.token;
+        }
       }
     });
   } else {
-    bots = init.bots.map((share, k) => playBotGame(context(share.index, init.accounts[k % init.accounts.length]!), share.startMs).then(keep));
+    bots = init.bots.map((share, k) => playBotGame(context(share.index, init.accounts[k % init.accounts.length]!, {}), share.startMs).then(keep));
   }
   await Promise.all(bots);
   clearTimeout(drainTimer);
