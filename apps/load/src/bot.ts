@@ -23,8 +23,9 @@ export interface BotGameContext {
   readonly link: StreamLink;
   readonly plan: BotPlan;
   /**
-   * The bot's login: a players bot logs in for its first game and plays the next ones on the same
-   * session, as a player does; an arrivals game is a fresh bot with a fresh one.
+   * The bot's session: the one its registration gave in the warm-up, or a new login (in the
+   * game's start time) once a call was refused. A players bot keeps it from game to game, as a
+   * player does; arrivals games share their pool account's.
    */
   readonly session: { token?: string };
   readonly metrics: WorkerMetrics;

@@ -29,7 +29,10 @@ export interface LoadOptions {
   readonly bot: BotKind;
   /** The trace file (bot "trace"). */
   readonly trace: string | undefined;
-  /** How long an autopilot game lasts before the bot lets the bird fall, ms. */
+  /**
+   * How long an autopilot game survives before the bot lets the bird fall, ms (the game lasts
+   * about 3 s more: the schedule's last 60 ticks and the fall).
+   */
   readonly gameLengthMs: number;
   readonly workers: number;
   readonly seed: number;
@@ -41,7 +44,7 @@ export interface LoadOptions {
 
 export const USAGE = `usage: pnpm load --url <http://host:port> [--initiator-url <http://host:port>] (--players N [--ramp 5s] | --arrival-rate R [--arrivals poisson|steady] [--seed S])
                  [--duration 60s] [--drain 10s] [--link websocket|webtransport] [--cert-sha256 <hex>]
-                 [--bot autopilot|trace] [--trace <file>] [--game-length 30s] [--workers K] [--out <dir>] [--no-spread]`;
+                 [--bot autopilot|trace] [--trace <file>] [--game-length 6s] [--workers K] [--out <dir>] [--no-spread]`;
 
 /** `60s`, `2m`, `500ms` (a bare number is seconds) → ms, or a usage error naming the option. */
 export function parseDuration(text: string, option: string): number {
@@ -141,7 +144,7 @@ export function parseLoadArgs(args: readonly string[]): LoadOptions {
   if (bot !== "trace" && trace !== undefined) throw new LoadUsageError("--trace goes with --bot trace");
   const gameLength = str("game-length");
   if (gameLength !== undefined && bot !== "autopilot") throw new LoadUsageError("--game-length goes with --bot autopilot (a trace's game lasts as the trace does)");
-  const gameLengthMs = parseDuration(gameLength ?? "30s", "game-length");
+  const gameLengthMs = parseDuration(gameLength ?? "6s", "game-length");
   if (gameLengthMs < 100 || gameLengthMs > 300_000) throw new LoadUsageError("--game-length must be from 100ms to 5m");
   const seedText = str("seed");
   if (seedText !== undefined && shape.kind !== "arrivals") throw new LoadUsageError("--seed goes with --arrival-rate (it seeds the arrivals)");

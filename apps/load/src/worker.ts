@@ -49,16 +49,15 @@ async function plans(init: InitMessage): Promise<BotPlan[]> {
   return AUTOPILOT_SEEDS.map((seed) => ({ kind: "autopilot", seed, flapTicks: planSurvival(seed, { minTicks }).flapTicks }));
 }
 
-/** Registers `name`, trying again while a limit says "in a moment", until the warm-up's time is up. */
-async function register(transport: Transport, name: string, deadline: number, retried: () => void): Promise<void> {
+/** Registers `name` and returns its session's token, trying again while a limit says "in a moment", until the warm-up's time is up. */
+async function register(transport: Transport, name: string, deadline: number, retried: () => void): Promise<string | undefined> {
   const auth = createClient(AuthService, transport);
   for (;;) {
     try {
-      await auth.register({ username: name, password: BOT_PASSWORD });
-      return;
+      return (await auth.register({ username: name, password: BOT_PASSWORD })).session?.token;
     } catch (err) {
       const e = ConnectError.from(err);
-      if (e.code === Code.AlreadyExists) return;
+      if (e.code === Code.AlreadyExists) return undefined;
       const wait = Number(e.metadata.get("retry-after") ?? "1") * 1000;
       if (e.code !== Code.ResourceExhausted || performance.now() + wait > deadline) throw new Error(`registering ${name}: ${errorReason("register", e)}: ${e.rawMessage}`);
       retried();
@@ -78,7 +77,9 @@ async function main(init: InitMessage): Promise<void> {
     return t;
   };
   const botPlans = await plans(init);
-  // Warm-up: every account registered before the measured window.
+  // Warm-up: every account registered, and so logged in, before the measured window: the
+  // password hash gate (a few hashes at once) would refuse a crowd of logins by design.
+  const sessions = new Map<number, { token?: string }>();
   const deadline = performance.now() + WARMUP_RETRY_MS;
   let registered = 0;
   let retries = 0;
@@ -86,7 +87,8 @@ async function main(init: InitMessage): Promise<void> {
   const tick = setInterval(report, 1000);
   try {
     for (const index of init.accounts) {
-      await register(transportOf(index), username(runId, index), deadline, () => retries++);
+      const token = await register(transportOf(index), username(runId, index), deadline, () => retries++);
+      sessions.set(index, token === undefined ? {} : { token });
       registered++;
     }
   } finally {
@@ -157,7 +159,7 @@ async function main(init: InitMessage): Promise<void> {
       // One game after another: the next is meant to start when the previous ends.
       // One game after another: the next is meant to start when the previous ends (a second
       // later after a failure, and with a new login after a refused call).
-      const session: { token?: string } = {};
+      const session = sessions.get(share.index) ?? {};
       let intendedMs = share.startMs;
       while (intendedMs < options.durationMs) {
         const game = keep(await playBotGame(context(share.index, share.index, session), intendedMs));
@@ -170,7 +172,10 @@ async function main(init: InitMessage): Promise<void> {
       }
     });
   } else {
-    bots = init.bots.map((share, k) => playBotGame(context(share.index, init.accounts[k % init.accounts.length]!, {}), share.startMs).then(keep));
+    bots = init.bots.map((share, k) => {
+      const account = init.accounts[k % init.accounts.length]!;
+      return playBotGame(context(share.index, account, sessions.get(account) ?? {}), share.startMs).then(keep);
+    });
   }
   await Promise.all(bots);
   clearTimeout(drainTimer);

@@ -18,7 +18,7 @@ describe("arguments", () => {
 
   it("takes the defaults a user expects", () => {
     const o = parseLoadArgs([...URL_ARGS, "--players", "20"]);
-    expect(o).toMatchObject({ url: "http://127.0.0.1:7070", shape: { kind: "players", players: 20, rampMs: 5000 }, durationMs: 60_000, drainMs: 10_000, link: "websocket", bot: "autopilot", gameLengthMs: 30_000, spreadAddresses: true });
+    expect(o).toMatchObject({ url: "http://127.0.0.1:7070", shape: { kind: "players", players: 20, rampMs: 5000 }, durationMs: 60_000, drainMs: 10_000, link: "websocket", bot: "autopilot", gameLengthMs: 6000, spreadAddresses: true });
     expect(o.workers).toBeGreaterThanOrEqual(1);
     const a = parseLoadArgs([...URL_ARGS, "--arrival-rate", "2.5", "--seed", "7", "--workers", "3", "--link", "webtransport", "--cert-sha256", "ab".repeat(32)]);
     expect(a).toMatchObject({ shape: { kind: "arrivals", rate: 2.5, arrivals: "poisson" }, seed: 7, workers: 3, link: "webtransport" });
