@@ -53,8 +53,6 @@ export interface ProgressRow {
 export interface RunIo {
   /** Progress lines (stderr). */
   readonly progress: (line: string) => void;
-  /** Extra environment for the workers (tests). */
-  readonly workerEnv?: Readonly<Record<string, string>>;
   /** Called with each worker's process once forked (tests kill one). */
   readonly onWorker?: (worker: number, child: ChildProcess) => void;
 }
@@ -96,10 +94,9 @@ export async function runLoad(options: LoadOptions, io: RunIo): Promise<RunResul
   const changed = () => onChange();
 
   for (let w = 0; w < workers; w++) {
-    const child = fork(WORKER, [], {
+    const child = fork(WORKER, [String(w)], {
       execArgv: ["--import", "tsx"],
       cwd: PACKAGE_DIR,
-      env: { ...process.env, ...io.workerEnv, FLAPLAB_LOAD_WORKER: String(w) },
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     children.push(child);

@@ -24,7 +24,8 @@ const WARMUP_RETRY_MS = 120_000;
 /** A players bot whose game failed waits this long before its next. */
 const RETRY_AFTER_FAILURE_MS = 1000;
 
-const logger = pino({ base: { worker: process.env["FLAPLAB_LOAD_WORKER"] ?? "?" } }, pino.destination(2));
+/** Structured logs on stderr, each with the worker's number (its one argument). */
+const logger = pino({ base: { worker: Number(process.argv[2]) } }, pino.destination(2));
 
 export function username(runId: string, index: number): string {
   return `ld-${runId}-${index}`;
