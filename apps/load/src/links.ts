@@ -1,16 +1,13 @@
-// How a bot reaches the deployment from its own loopback source address: Connect calls with
-// connect-node's `localAddress`, the WebSocket link with ws's `localAddress` (game-client's
-// wsConnector binds none), and WebTransport through game-client's Node client, which cannot bind
-// one (every WebTransport session comes from the default address).
+// How a bot reaches the deployment from its own loopback source address: Connect calls and the
+// WebSocket link through game-client's Node entry, bound to that address, and WebTransport through
+// game-client's Node client, which cannot bind one (every WebTransport session comes from the
+// default address).
 import { createHash } from "node:crypto";
 import { connect as tlsConnect } from "node:tls";
 import type { Transport } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
-import { ChunkRelay, type Connector, nodeWebTransportConnector, type SessionEnd, StreamOpenError, type StreamConnection, webSocketEnd } from "@flaplab/game-client/node";
+import { type Connector, nodeConnectTransport, nodeWebTransportConnector, StreamOpenError, wsConnector } from "@flaplab/game-client/node";
 import type { StreamLink } from "@flaplab/game-client";
-import { WebSocket } from "ws";
 
-const OPEN_TIMEOUT_MS = 10_000;
 const FIRST = 2;
 const LAST = 254;
 
@@ -21,62 +18,12 @@ export function sourceAddress(index: number): string {
 
 /** Connect (binary, HTTP/1.1) to `baseUrl`, from `localAddress` when given. */
 export function connectTransport(baseUrl: string, localAddress: string | undefined): Transport {
-  return createConnectTransport({ baseUrl, httpVersion: "1.1", ...(localAddress ? { nodeOptions: { localAddress } } : {}) });
+  return nodeConnectTransport(baseUrl, localAddress ? { localAddress } : {});
 }
 
-/** The WebSocket link from `localAddress`: one binary message per chunk, the HTTP status of a refused upgrade in the error. */
+/** The WebSocket link from `localAddress` when given. */
 export function boundWsConnector(localAddress: string | undefined): Connector {
-  return (kind, url) =>
-    new Promise<StreamConnection>((resolve, reject) => {
-      const ws = new WebSocket(url, { perMessageDeflate: false, ...(localAddress ? { localAddress } : {}) });
-      const relay = new ChunkRelay();
-      let resolveEnd!: (end: SessionEnd) => void;
-      const ended = new Promise<SessionEnd>((r) => (resolveEnd = r));
-      let lastError = "";
-      const timer = setTimeout(() => {
-        ws.terminate();
-        reject(new StreamOpenError(`${kind} stream could not be opened: not open after ${OPEN_TIMEOUT_MS} ms`, kind));
-      }, OPEN_TIMEOUT_MS);
-      ws.on("unexpected-response", (_req, res) => {
-        clearTimeout(timer);
-        const status = res.statusCode ?? 0;
-        reject(new StreamOpenError(`${kind} stream refused: HTTP ${status} ${res.statusMessage ?? ""}`.trim(), kind, undefined, status));
-        res.resume();
-        ws.terminate();
-      });
-      ws.on("error", (err) => {
-        lastError = err.message;
-        clearTimeout(timer);
-        reject(new StreamOpenError(`${kind} stream could not be opened: ${err.message}`, kind));
-      });
-      ws.on("message", (data: Buffer) => relay.deliver(data));
-      ws.on("close", (code, reason) => {
-        clearTimeout(timer);
-        const end = webSocketEnd(code, reason.toString());
-        resolveEnd(end.failed && lastError !== "" && end.reason === "" ? { ...end, reason: lastError } : end);
-      });
-      ws.once("open", () => {
-        clearTimeout(timer);
-        resolve({
-          via: "plain websocket",
-          ended,
-          read: (onChunk) => relay.attach(onChunk),
-          send: (bytes) => {
-            if (ws.readyState !== WebSocket.OPEN) return false;
-            ws.send(bytes);
-            return true;
-          },
-          close: (code = 0, reason = "") => {
-            if (ws.readyState === WebSocket.CLOSED) return;
-            try {
-              ws.close(code === 0 ? 1000 : code, reason);
-            } catch {
-              ws.terminate();
-            }
-          },
-        });
-      });
-    });
+  return wsConnector(localAddress ? { localAddress } : {});
 }
 
 /**

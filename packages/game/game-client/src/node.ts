@@ -9,7 +9,7 @@ import { webTransportConnector, type WebTransportSession } from "./webtransport-
 import { wsConnector } from "./ws-connector.js";
 
 export * from "./index.js";
-export { wsConnector } from "./ws-connector.js";
+export { type WsConnectorOptions, wsConnector } from "./ws-connector.js";
 
 type WebTransportLib = typeof import("@fails-components/webtransport");
 let library: Promise<WebTransportLib> | undefined;
@@ -52,6 +52,7 @@ export function nodeConnector(link: StreamLink, certSha256?: Uint8Array): Connec
 }
 
 /** A Connect transport (binary, HTTP/1.1) to a component's base URL. */
-export function nodeConnectTransport(baseUrl: string): Transport {
-  return createConnectTransport({ baseUrl, httpVersion: "1.1" });
+export function nodeConnectTransport(baseUrl: string, options: { readonly localAddress?: string } = {}): Transport {
+  const { localAddress } = options;
+  return createConnectTransport({ baseUrl, httpVersion: "1.1", ...(localAddress ? { nodeOptions: { localAddress } } : {}) });
 }

@@ -6,11 +6,18 @@ import { webSocketEnd } from "./websocket-connector.js";
 
 const OPEN_TIMEOUT_MS = 10_000;
 
+/** What a Node WebSocket session may be opened with. */
+export interface WsConnectorOptions {
+  /** The local (source) address to connect from, e.g. one loopback address per load bot. */
+  readonly localAddress?: string;
+}
+
 /** Opens one session; rejects with StreamOpenError (with the HTTP status when the upgrade was refused). */
-export function wsConnector(): Connector {
+export function wsConnector(options: WsConnectorOptions = {}): Connector {
+  const { localAddress } = options;
   return (kind, url) =>
     new Promise<StreamConnection>((resolve, reject) => {
-      const ws = new WebSocket(url, { perMessageDeflate: false });
+      const ws = new WebSocket(url, { perMessageDeflate: false, ...(localAddress ? { localAddress } : {}) });
       const relay = new ChunkRelay();
       let resolveEnd!: (end: SessionEnd) => void;
       const ended = new Promise<SessionEnd>((r) => (resolveEnd = r));
