@@ -42,6 +42,14 @@ describe("capacity", () => {
     expect(vcpuLine.quantity).toBe(vcpu);
     expect(vcpuLine.usdPerHour).toBeCloseTo(vcpu * PRICES_US_EAST_1.fargateVcpuHour, 9);
     expect(plan.cost.usdPerHour).toBeCloseTo(plan.cost.lines.reduce((s, l) => s + l.usdPerHour, 0), 9);
+    // Twenty engines keep their games' snapshots in one store.
+    expect(plan.cost.lines.filter((l) => l.item.startsWith("ElastiCache"))).toHaveLength(1);
+  });
+
+  it("refuses engines outside the initiator's region when it needs several", () => {
+    const apart = splitLayout({ auth: here, worldgen: here, engine: { region: "eu-west-1", zone: "a" }, initiator: here, music: here, score: here });
+    expect(() => capacityPlan(model, apart, 1000, 0.5)).toThrow(/must be in one region/);
+    expect(capacityPlan(model, apart, 10, 0.5).engines).toBe(1);
   });
 
   it("needs twice the tasks at half the target", () => {

@@ -34,6 +34,8 @@ export interface CapacityPlan {
   readonly cost: CostEstimate;
 }
 
+const PLAN_OPTIONS = { stage: "whatif", domain: "whatif.example.com" } as const;
+
 /** The capacity of one placement; throws (infra's PlanError) when the placement cannot hold the engines it needs. */
 export function capacityPlan(model: WhatifModel, layout: Layout, playersOnline: number, targetCpu: number): CapacityPlan {
   const seconds = Object.values(model.gameSeconds);
@@ -65,9 +67,12 @@ export function capacityPlan(model: WhatifModel, layout: Layout, playersOnline: 
   // The stage as infra plans it with one engine; each engine shard is one more task of its size.
   // (Its load balancers route each engine group by rules of its own: the plan itself holds about
   // a hundred rules per region, fewer engine groups than a large player count needs.)
-  const file = topologyFile(layout, { name: "whatif-capacity", description: "capacity plan", browser: layout[0]!, basePort: 7200, schemaRef: "" });
-  const plan = planDeployment(parseTopology(file), { stage: "whatif", domain: "whatif.example.com" });
+  const planOf = (shards: number) =>
+    planDeployment(parseTopology(topologyFile(layout, { name: "whatif-capacity", description: "capacity plan", browser: layout[0]!, basePort: 7200, schemaRef: "", engines: shards })), PLAN_OPTIONS);
+  const plan = planOf(1);
+  // Several engines share a snapshot store: infra plans it (and checks their region) for a sharded topology.
+  const snapshotStores = engines > 1 ? planOf(2).snapshotStores : plan.snapshotStores;
   const tasksOf = new Map(rows.map((r) => [r.group, r.tasks]));
   const services = plan.services.flatMap((s) => Array.from({ length: tasksOf.get(s.group) ?? 1 }, () => s));
-  return { playersOnline, targetCpu, gameSeconds, gamesPerSecond, rows, engines, cost: estimateHourlyCost({ ...plan, services }) };
+  return { playersOnline, targetCpu, gameSeconds, gamesPerSecond, rows, engines, cost: estimateHourlyCost({ ...plan, services, snapshotStores }) };
 }
