@@ -1,0 +1,153 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join, relative, resolve } from "node:path";
+import { DEFAULT_RTT_FILE, loadRttTable, type RttTable } from "@flaplab/netem";
+import { type CapacityPlan, capacityPlan } from "./capacity.js";
+import { WhatifInputError } from "./errors.js";
+import { capacityTable, criticalPath, rankingTable, summaryTable, validationTable } from "./format.js";
+import { fitModel } from "./fit.js";
+import type { WhatifModel } from "./model.js";
+import { checkRegions, parseOptions, type WhatifOptions } from "./options.js";
+import { describeLayout, enumerateLayouts, PLACEMENT_RULES, splitLayout } from "./placements.js";
+import { comparePredictions, type PlacementPrediction, predictPlacement } from "./predict.js";
+import { loadStudy } from "./study.js";
+import { topologyFile } from "./topology-file.js";
+import { validate, validationSummary } from "./validate.js";
+
+export const TOPOLOGIES_DIR = resolve(import.meta.dirname, "../../../topologies");
+
+export const USAGE = `usage: pnpm whatif --study <dir> --players <region=share,…> [--regions <r,…>] [--zones a,b,c]
+                   [--processes split|merged|both] [--top 5] [--out <dir>] [--model-out <file>]
+                   [--players-online <n> [--target-cpu 0.7]] [--rtt topologies/rtt.json]
+       pnpm whatif --validate --study <dir> [--model-out <file>]
+
+Fits a model of one game's player-visible paths on a study's runs (pnpm study), predicts the median
+input → audio, input → effect and start game of every placement of the six components over the
+regions (and zones), ranks them by the players' weighted input → audio, then start game, prints the
+best with their critical paths and writes each as a topology file into --out. --players-online
+adds the vCPUs, Fargate tasks and hourly cost of the best placement. --validate predicts each of the
+study's deployments from a model fitted without it. Exit codes: 0 done, 2 bad input, 1 anything else.`;
+
+export interface Io {
+  readonly cwd: string;
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+}
+
+export async function runWhatifCli(argv: readonly string[], io: Io): Promise<number> {
+  try {
+    const options = parseOptions(argv);
+    if (options.help) {
+      io.out(USAGE);
+      return 0;
+    }
+    await run(options, io);
+    return 0;
+  } catch (err) {
+    if (err instanceof WhatifInputError) {
+      io.err(`whatif: ${err.message}`);
+      return 2;
+    }
+    io.err(`whatif: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  }
+}
+
+async function run(options: WhatifOptions, io: Io): Promise<void> {
+  const rttFile = options.rtt === undefined ? DEFAULT_RTT_FILE : resolve(io.cwd, options.rtt);
+  const table = await loadRttTable(rttFile).catch((err: Error) => {
+    throw new WhatifInputError(err.message);
+  });
+  checkRegions(options.players.map((p) => p.region), table, "--players");
+  checkRegions(options.regions, table, "--regions");
+  const study = await loadStudy(resolve(io.cwd, options.study), TOPOLOGIES_DIR);
+  if (options.validate) {
+    const rows = validate(study, table);
+    io.out(`Leave-one-out: each deployment predicted from a model fitted on the others (${study.runs.length} runs of ${study.deployments.join(", ")}).`);
+    io.out(validationTable(rows));
+    io.out("");
+    io.out(`Goal: |error| ≤ max(10 %, 3 ms).`);
+    io.out(summaryTable(validationSummary(rows)));
+    if (options.modelOut !== undefined) await writeModel(fitModel(study, table), resolve(io.cwd, options.modelOut), io);
+    return;
+  }
+  const model = fitModel(study, table);
+  if (options.modelOut !== undefined) await writeModel(model, resolve(io.cwd, options.modelOut), io);
+  const engines = options.playersOnline === undefined ? 1 : enginesNeeded(model, options);
+  const ranked = rank(model, options, table, engines);
+  io.out(`Model: ${study.runs.length} runs of ${study.deployments.join(", ")}; seeds ${study.seeds.join(", ")} (each placement's figures are the seeds' mean).`);
+  io.out(`Players: ${options.players.map((p) => `${p.region} ${(p.weight * 100).toFixed(0)} %`).join(", ")}; regions ${options.regions.join(", ")}; zones ${options.zones.join(", ")}; processes ${options.processes}.`);
+  io.out(`Rules: ${PLACEMENT_RULES.join("; ")}.${engines > 1 ? ` ${engines} engines are needed for ${options.playersOnline} players online, so the engine-region rule applies.` : ""}`);
+  io.out(`Placements: ${ranked.count} enumerated. The best ${ranked.best.length}, by weighted median (ms):`);
+  io.out(rankingTable(ranked.best));
+  const heaviest = [...options.players].sort((a, b) => b.weight - a.weight)[0]!;
+  for (const [i, p] of ranked.best.entries()) {
+    const region = p.perRegion.find((r) => r.region === heaviest.region)!;
+    io.out("");
+    io.out(`#${i + 1} ${describeLayout(p.layout)}, for a player in ${heaviest.region}`);
+    io.out(criticalPath("input → audio", region.metrics.input_to_audio));
+    io.out(criticalPath("start game", region.metrics.start_game));
+  }
+  if (options.out !== undefined) await writeTopologies(ranked.best, options, heaviest.region, resolve(io.cwd, options.out), io);
+  if (options.playersOnline !== undefined && ranked.best.length > 0) {
+    const plan: CapacityPlan = capacityPlan(model, ranked.best[0]!.layout, options.playersOnline, options.targetCpu);
+    io.out("");
+    io.out(`Capacity of #1 (CPU per game and per game-second from the study's processes of one component; infra's task sizes and us-east-1 prices):`);
+    io.out(capacityTable(plan));
+  }
+}
+
+/** Engine processes the players need (the engine's vCPU over its task size), in any placement. */
+function enginesNeeded(model: WhatifModel, options: WhatifOptions): number {
+  const region = options.regions[0]!;
+  const split = splitLayout(Object.fromEntries(["auth", "worldgen", "engine", "initiator", "music", "score"].map((c) => [c, { region, zone: "a" }])) as Parameters<typeof splitLayout>[0]);
+  return capacityPlan(model, split, options.playersOnline!, options.targetCpu).engines;
+}
+
+function rank(model: WhatifModel, options: WhatifOptions, table: RttTable, engines: number): { count: number; best: PlacementPrediction[] } {
+  let count = 0;
+  const best: PlacementPrediction[] = [];
+  for (const layout of enumerateLayouts({ regions: options.regions, zones: options.zones, processes: options.processes, engines })) {
+    count++;
+    const p = predictPlacement(model, layout, options.players, table);
+    if (best.length === options.top && comparePredictions(p, best[best.length - 1]!) >= 0) continue;
+    // Placements that differ only where no predicted path goes (auth, score) keep the simplest.
+    const same = best.findIndex((b) => figuresKey(b) === figuresKey(p));
+    if (same >= 0) {
+      if (comparePredictions(p, best[same]!) >= 0) continue;
+      best.splice(same, 1);
+    }
+    best.push(p);
+    best.sort(comparePredictions);
+    if (best.length > options.top) best.pop();
+  }
+  return { count, best };
+}
+
+/** A placement's predicted figures, rounded to 0.01 ms, as one string. */
+function figuresKey(p: PlacementPrediction): string {
+  return p.perRegion.map((r) => Object.values(r.metrics).map((m) => m.ms.toFixed(2)).join("/")).join(" ");
+}
+
+async function writeModel(model: WhatifModel, path: string, io: Io): Promise<void> {
+  await mkdir(resolve(path, ".."), { recursive: true });
+  await writeFile(path, `${JSON.stringify(model, null, 2)}\n`);
+  io.out(`Model written to ${path}`);
+}
+
+async function writeTopologies(best: readonly PlacementPrediction[], options: WhatifOptions, browserRegion: string, dir: string, io: Io): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  const schemaRef = relative(dir, join(TOPOLOGIES_DIR, "topology.schema.json"));
+  for (const [i, p] of best.entries()) {
+    const name = `whatif-${i + 1}`;
+    const file = topologyFile(p.layout, {
+      name,
+      description: `pnpm whatif #${i + 1} for players ${options.players.map((x) => `${x.region}=${x.weight.toFixed(2)}`).join(",")}: predicted input → audio ${p.weighted.input_to_audio.toFixed(1)} ms, start game ${p.weighted.start_game.toFixed(0)} ms (player-weighted medians). ${describeLayout(p.layout)}.`,
+      browser: { region: browserRegion, zone: "a" },
+      basePort: 7200 + 10 * i,
+      schemaRef,
+    });
+    const path = join(dir, `${name}.json`);
+    await writeFile(path, `${JSON.stringify(file, null, 2)}\n`);
+    io.out(`Wrote ${path}`);
+  }
+}

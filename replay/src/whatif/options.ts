@@ -1,0 +1,124 @@
+import { parseArgs } from "node:util";
+import type { RttTable } from "@flaplab/netem";
+import { WhatifInputError } from "./errors.js";
+import type { ProcessChoice } from "./placements.js";
+import type { PlayerShare } from "./predict.js";
+
+// The command line of `pnpm whatif`, checked: every problem is one WhatifInputError line.
+
+export interface WhatifOptions {
+  readonly study: string;
+  readonly rtt: string | undefined;
+  readonly validate: boolean;
+  readonly players: readonly PlayerShare[];
+  readonly regions: readonly string[];
+  readonly zones: readonly string[];
+  readonly processes: ProcessChoice;
+  readonly top: number;
+  readonly out: string | undefined;
+  readonly modelOut: string | undefined;
+  readonly playersOnline: number | undefined;
+  readonly targetCpu: number;
+  readonly help: boolean;
+}
+
+export function parseOptions(argv: readonly string[]): WhatifOptions {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (err) {
+    throw new WhatifInputError((err as Error).message.split("\n")[0]!);
+  }
+  const v = parsed.values;
+  if (v.help) return { ...defaults(), help: true };
+  if (v.study === undefined) throw new WhatifInputError("--study <dir> is required (a folder of `pnpm study` runs)");
+  const validate = v.validate ?? false;
+  if (!validate && v.players === undefined) throw new WhatifInputError("--players <region=share,…> is required (e.g. us-east-1=0.7,eu-west-1=0.3), or --validate");
+  const players = v.players === undefined ? [] : parsePlayers(v.players);
+  const regions = v.regions === undefined ? players.map((p) => p.region) : list(v.regions, "--regions");
+  const zones = v.zones === undefined ? ["a"] : list(v.zones, "--zones");
+  for (const z of zones) if (!/^[a-z]$/.test(z)) throw new WhatifInputError(`--zones: "${z}" is not a zone letter (a, b, c, …)`);
+  const processes = v.processes ?? "both";
+  if (processes !== "split" && processes !== "merged" && processes !== "both") throw new WhatifInputError(`--processes must be split, merged or both, not "${processes}"`);
+  return {
+    study: v.study,
+    rtt: v.rtt,
+    validate,
+    players,
+    regions,
+    zones,
+    processes,
+    top: v.top === undefined ? 5 : wholeNumber(v.top, "--top", 1, 100),
+    out: v.out,
+    modelOut: v["model-out"],
+    playersOnline: v["players-online"] === undefined ? undefined : wholeNumber(v["players-online"], "--players-online", 1, 10_000_000),
+    targetCpu: v["target-cpu"] === undefined ? 0.7 : share(v["target-cpu"], "--target-cpu"),
+    help: false,
+  };
+}
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    allowPositionals: false,
+    options: {
+      study: { type: "string" },
+      rtt: { type: "string" },
+      validate: { type: "boolean" },
+      players: { type: "string" },
+      regions: { type: "string" },
+      zones: { type: "string" },
+      processes: { type: "string" },
+      top: { type: "string" },
+      out: { type: "string" },
+      "model-out": { type: "string" },
+      "players-online": { type: "string" },
+      "target-cpu": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+}
+
+function defaults(): WhatifOptions {
+  return { study: "", rtt: undefined, validate: false, players: [], regions: [], zones: ["a"], processes: "both", top: 5, out: undefined, modelOut: undefined, playersOnline: undefined, targetCpu: 0.7, help: false };
+}
+
+/** `us-east-1=0.7,eu-west-1=0.3`: positive shares, each region once; the shares are normalised. */
+export function parsePlayers(text: string): PlayerShare[] {
+  const out: PlayerShare[] = [];
+  for (const part of text.split(",")) {
+    const m = /^\s*([a-z0-9-]+)\s*=\s*([0-9.]+)\s*$/.exec(part);
+    const weight = m ? Number(m[2]) : Number.NaN;
+    if (!m || !Number.isFinite(weight) || weight <= 0) throw new WhatifInputError(`--players: "${part}" is not <region>=<share> with a share above 0 (e.g. us-east-1=0.7)`);
+    if (out.some((p) => p.region === m[1])) throw new WhatifInputError(`--players: ${m[1]} is named twice`);
+    out.push({ region: m[1]!, weight });
+  }
+  const total = out.reduce((s, p) => s + p.weight, 0);
+  return out.map((p) => ({ region: p.region, weight: p.weight / total }));
+}
+
+/** Refuses a region the RTT table does not know. */
+export function checkRegions(regions: readonly string[], table: RttTable, what: string): void {
+  const known = Object.keys(table.regions);
+  for (const r of regions) {
+    if (!known.includes(r)) throw new WhatifInputError(`${what}: unknown region "${r}" (the RTT table has ${known.join(", ")})`);
+  }
+}
+
+function list(text: string, what: string): string[] {
+  const items = text.split(",").map((s) => s.trim());
+  if (items.some((s) => s === "")) throw new WhatifInputError(`${what}: an empty item in "${text}"`);
+  return [...new Set(items)];
+}
+
+function wholeNumber(text: string, what: string, min: number, max: number): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min || n > max) throw new WhatifInputError(`${what} must be a whole number from ${min} to ${max}, not "${text}"`);
+  return n;
+}
+
+function share(text: string, what: string): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0 || n > 1) throw new WhatifInputError(`${what} must be above 0 and at most 1, not "${text}"`);
+  return n;
+}
