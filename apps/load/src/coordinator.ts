@@ -12,7 +12,10 @@ import type { LoadOptions } from "./options.js";
 import type { BotShare, FinalMessage, FromWorker, ProgressMessage, ToWorker, WireOptions } from "./protocol.js";
 import { accountPool, intendedStarts, shareOut } from "./schedule.js";
 
-const WORKER = fileURLToPath(new URL("./worker.ts", import.meta.url));
+/** Built (dist/*.js, as the image runs it) or from source (tsx): the workers run the same way. */
+const BUILT = import.meta.url.endsWith(".js");
+const WORKER = fileURLToPath(new URL(BUILT ? "./worker.js" : "./worker.ts", import.meta.url));
+const WORKER_EXEC_ARGV = BUILT ? ["--conditions=built"] : ["--import", "tsx"];
 /** The package's folder: the workers start there, so `--import tsx` finds this package's tsx. */
 const PACKAGE_DIR = fileURLToPath(new URL("..", import.meta.url));
 /** How long the warm-up (plans and registrations) may take before the run is given up. */
@@ -95,7 +98,7 @@ export async function runLoad(options: LoadOptions, io: RunIo): Promise<RunResul
 
   for (let w = 0; w < workers; w++) {
     const child = fork(WORKER, [String(w)], {
-      execArgv: ["--import", "tsx"],
+      execArgv: WORKER_EXEC_ARGV,
       cwd: PACKAGE_DIR,
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });

@@ -12,6 +12,7 @@ import { createConnectTransport } from "@connectrpc/connect-node";
 import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
 import { ScoreService } from "@flaplab/contracts/score/v1/score_pb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LOAD_ENTRY } from "@flaplab/infra";
 import { REPO, topologyOnFreePorts } from "./helpers.js";
 import { EASY_FLAP_TICKS, EASY_SEED, playOver, startGame } from "./play.js";
 
@@ -42,10 +43,10 @@ let baseUrl = "";
 beforeAll(async () => {
   const dockerfile = await readFile(DOCKERFILE, "utf8");
   // The build step the Dockerfile runs (turbo builds the server and every package it imports).
-  const build = /pnpm exec turbo run build --filter "@flaplab\/server"/.exec(dockerfile);
-  expect(build, "the Dockerfile builds with turbo").not.toBeNull();
+  const build = /pnpm exec turbo run build --filter "@flaplab\/server" --filter "@flaplab\/load"/.exec(dockerfile);
+  expect(build, "the Dockerfile builds the server and the load generator with turbo").not.toBeNull();
   const started = Date.now();
-  await promisify(execFile)("pnpm", ["exec", "turbo", "run", "build", "--filter", "@flaplab/server", "--output-logs=errors-only"], {
+  await promisify(execFile)("pnpm", ["exec", "turbo", "run", "build", "--filter", "@flaplab/server", "--filter", "@flaplab/load", "--output-logs=errors-only"], {
     cwd: REPO,
     env: { ...process.env, TURBO_TELEMETRY_DISABLED: "1" },
     maxBuffer: 16 << 20,
@@ -150,4 +151,15 @@ describe("the built server, started as the image starts it", () => {
     expect(recordRun()).toBe(true);
     await writeFile(join(dir, "stdout.log"), stdout.join("\n"));
   }, 60_000);
+
+  it("runs the built load generator as a cloud load task runs it: bots play against it, every game completed", async () => {
+    // The plan's command (infra's LOAD_ENTRY, `--workers 1`), with no TypeScript loader: its worker processes are built too.
+    const { stdout: out, stderr } = await promisify(execFile)(
+      "node",
+      ["--conditions=built", inCheckout(LOAD_ENTRY), "--url", baseUrl, "--workers", "1", "--players", "2", "--duration", "3s", "--drain", "20s"],
+      { cwd: inCheckout(`${IMAGE_ROOT}/apps/server`), env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" }, maxBuffer: 16 << 20 },
+    );
+    expect(out, stderr).toMatch(/games: started (\d+), completed \1, failed 0, unfinished at drain 0, lost 0/);
+    expect(out).toMatch(/verdict: the load generator held this level/);
+  }, 120_000);
 });
