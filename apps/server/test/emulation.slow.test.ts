@@ -1,18 +1,15 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { create } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { AuthService } from "@flaplab/contracts/auth/v1/auth_pb";
-import { ClientInputSchema, GameStreamMessageSchema } from "@flaplab/contracts/engine/v1/stream_pb";
 import { InitiatorService } from "@flaplab/contracts/initiator/v1/initiator_pb";
-import { DelimitedDecoder, encodeDelimited } from "@flaplab/game-protocol";
 import { startDeployment } from "@flaplab/deployment";
 import { type ActiveEdge, edgeRtt, loadRttTable } from "@flaplab/netem";
 import { loadTopology } from "@flaplab/runtime";
-import { loadWebTransport } from "@flaplab/stream-servers";
 import { afterAll, describe, expect, it } from "vitest";
 import { readCallLog, topologyOnFreePorts } from "./helpers.js";
+import { playOver } from "./play.js";
 
 // `pnpm dev multiregion` on one machine: every cross-region call takes its emulated RTT. Measured
 // against the same topology without emulation (the loopback cost of each edge).
@@ -77,32 +74,12 @@ async function runDeployment(emulate: boolean, tlsBetweenRegions = false): Promi
   const auth = createClient(AuthService, createConnectTransport({ baseUrl: url("auth"), httpVersion: "1.1" }));
   const token = (await auth.register({ username: `emu${emulate ? 1 : 0}`, password: "a long enough password" })).session!.token;
   const initiator = createClient(InitiatorService, createConnectTransport({ baseUrl: url("initiator"), httpVersion: "1.1" }));
-  const { lib } = await loadWebTransport();
-  const engine = topology.groups.find((g) => g.name === "engine")!;
+  const certSha256 = await certHash(dataDir);
   // Six games, each with four flaps (PlayMusic each) and a game over (RecordRun): enough calls per
   // edge that one cold or descheduled call does not move the median.
   for (let game = 0; game < 6; game++) {
     const g = await initiator.startGame({ seed: 6977347407732442987n }, { headers: { authorization: `Bearer ${token}` } });
-    const wt = new lib.WebTransport(`https://${engine.streamAddress}/engine/v1/game?${new URLSearchParams({ gameId: g.gameId, ticket: g.streamTicket })}`, {
-      forceReliable: true,
-      serverCertificateHashes: [{ algorithm: "sha-256", value: await certHash(dataDir) }],
-    } as never) as unknown as { ready: Promise<void>; createBidirectionalStream(): Promise<{ readable: ReadableStream<Uint8Array>; writable: WritableStream<Uint8Array> }> };
-    await wt.ready;
-    const bidi = await wt.createBidirectionalStream();
-    const writer = bidi.writable.getWriter();
-    const reader = bidi.readable.getReader();
-    const input = (seq: number) => writer.write(encodeDelimited(ClientInputSchema, create(ClientInputSchema, { seq })));
-    await input(1);
-    const dec = new DelimitedDecoder(GameStreamMessageSchema);
-    let seq = 1;
-    for (let done = false; !done; ) {
-      const { value, done: end } = await reader.read();
-      if (end) break;
-      for (const m of dec.push(value)) {
-        if (m.kind.case === "summary") done = true;
-        if (m.kind.case === "frame" && [10, 20, 30, 40].includes(m.kind.value.tick)) await input(++seq);
-      }
-    }
+    await playOver(g, [11, 21, 31, 41], { link: "webtransport", certSha256 });
   }
   await deployment.stop();
   const callUrls = new Map<string, string>();
