@@ -1,18 +1,14 @@
 // The run's schedule: when each bot's first game (players) or each game (arrivals) is meant to
 // start, ms from the run's start, and how it is shared among the workers.
+import { uniformFloat64 } from "pure-rand/distribution/uniformFloat64";
+import { xoroshiro128plus } from "pure-rand/generator/xoroshiro128plus";
 import type { LoadShape } from "./options.js";
 import type { BotShare } from "./protocol.js";
 
-/** mulberry32: a small seeded generator in [0, 1), so a run's arrivals repeat with its --seed. */
+/** A seeded generator in [0, 1) (pure-rand's xoroshiro128+), so a run's arrivals repeat with its --seed. */
 export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const rng = xoroshiro128plus(seed);
+  return () => uniformFloat64(rng);
 }
 
 /**
