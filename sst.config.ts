@@ -42,6 +42,7 @@ export default $config({
       topologyName: stage,
       tracing: infra.parseTracing(process.env.FLAPLAB_TRACING),
       ...(process.env.FLAPLAB_IMAGE ? { image: process.env.FLAPLAB_IMAGE } : {}),
+      load: { tasks: process.env.FLAPLAB_LOAD_TASKS, args: process.env.FLAPLAB_LOAD_ARGS },
     });
     for (const warning of plan.warnings) console.warn(`flaplab: ${warning}`);
 
@@ -272,6 +273,30 @@ export default $config({
           }),
         );
         if (s.publicUrl) outputs[s.name] = s.publicUrl;
+      }
+
+      // Bot players (FLAPLAB_LOAD_TASKS; none by default): `pnpm load` tasks with no load balancer,
+      // playing against the stage's public URLs from this region. A task whose run ends is started again.
+      for (const lg of plan.loadGenerators.filter((x) => x.region === region.region)) {
+        new sst.aws.Service(
+          lg.name,
+          {
+            cluster,
+            image,
+            architecture: infra.TASK_ARCHITECTURE,
+            cpu: lg.size.cpu,
+            memory: lg.size.memory,
+            command: [...lg.command],
+            scaling: { min: lg.tasks, max: lg.tasks },
+            logging: { retention: "1 month" },
+            transform: {
+              service: (args) => {
+                args.networkConfiguration = { assignPublicIp: true, subnets: vpc.publicSubnets, securityGroups: vpc.securityGroups };
+              },
+            },
+          },
+          opts,
+        );
       }
     }
 

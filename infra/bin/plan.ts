@@ -31,6 +31,8 @@ const plan = planDeployment(topology, {
   domain: values.domain,
   ...(values["default-region"] ? { defaultRegion: values["default-region"] } : {}),
   ...(values.image ? { image: values.image } : {}),
+  // As sst.config.ts reads them: the stage's load generators, if any.
+  load: { tasks: process.env.FLAPLAB_LOAD_TASKS, args: process.env.FLAPLAB_LOAD_ARGS },
 });
 
 if (values["topology-json"] !== undefined) {

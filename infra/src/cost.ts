@@ -73,10 +73,23 @@ export function estimateHourlyCost(
   }
   lines.push({ item: "Fargate vCPU", quantity: vcpu, unit: "vCPU", usdPerHour: vcpu * prices.fargateVcpuHour });
   lines.push({ item: "Fargate memory", quantity: gb, unit: "GB", usdPerHour: gb * prices.fargateGbHour });
+  // Load generators, when the stage runs any: their own lines, so the servers' cost stays readable.
+  let loadTasks = 0;
+  let loadVcpu = 0;
+  let loadGb = 0;
+  for (const lg of plan.loadGenerators) {
+    loadTasks += lg.tasks;
+    loadVcpu += parseFloat(lg.size.cpu) * lg.tasks;
+    loadGb += parseFloat(lg.size.memory) * lg.tasks;
+  }
+  if (loadTasks > 0) {
+    lines.push({ item: "Fargate vCPU, load generators", quantity: loadVcpu, unit: "vCPU", usdPerHour: loadVcpu * prices.fargateVcpuHour });
+    lines.push({ item: "Fargate memory, load generators", quantity: loadGb, unit: "GB", usdPerHour: loadGb * prices.fargateGbHour });
+  }
 
   const albs = plan.regions.filter((r) => r.loadBalancer !== undefined);
   const albZones = albs.reduce((n, r) => n + r.availabilityZones.length, 0);
-  const ips = tasks + albZones;
+  const ips = tasks + loadTasks + albZones;
   lines.push({ item: "public IPv4 addresses", quantity: ips, unit: "address", usdPerHour: ips * prices.publicIpv4Hour });
 
   lines.push({ item: "application load balancers", quantity: albs.length, unit: "ALB", usdPerHour: albs.length * prices.albHour });

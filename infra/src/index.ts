@@ -36,6 +36,10 @@ export {
   replacementGapS,
   SECRET_NAMES,
   taskSizeFor,
+  LOAD_ENTRY,
+  LOAD_TASK_SIZE,
+  MAX_LOAD_TASKS,
+  parseLoadRequest,
 } from "./plan.js";
 export type {
   AlbRefusal,
@@ -51,6 +55,8 @@ export type {
   ImagePlan,
   ListenerRulePlan,
   LoadBalancerPlan,
+  LoadGeneratorPlan,
+  LoadRequest,
   PlanOptions,
   RegionPlan,
   SecretName,

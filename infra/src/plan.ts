@@ -4,7 +4,8 @@ import { planDatabases, planSnapshotStores } from "./plan/data-stores.js";
 import { planEdges } from "./plan/edges.js";
 import { planImage } from "./plan/image.js";
 import { type PlanOptions, resolveOptions } from "./plan/options.js";
-import { checkEngineRegions, placeGroups } from "./plan/placement.js";
+import { planLoadGenerators, parseLoadRequest } from "./plan/load-generators.js";
+import { checkEngineRegions, placeGroups, regionNames } from "./plan/placement.js";
 import { planRegions } from "./plan/regions.js";
 import { planRoutes } from "./plan/routes.js";
 import { planServices } from "./plan/services.js";
@@ -33,6 +34,7 @@ export {
   WEBTRANSPORT_SUBPROTOCOL,
 } from "./plan/constants.js";
 export { IMAGE_BUILD_S, type ImageBuildPlan, type ImagePlan } from "./plan/image.js";
+export { LOAD_ENTRY, LOAD_TASK_SIZE, MAX_LOAD_TASKS, parseLoadRequest, type LoadRequest } from "./plan/load-generators.js";
 export { cloudRegion, logGroupPrefix, pascalCase } from "./plan/naming.js";
 export type { PlanOptions } from "./plan/options.js";
 export {
@@ -65,6 +67,7 @@ export {
   type DatabasePlan,
   type DeploymentPlan,
   type ListenerRulePlan,
+  type LoadGeneratorPlan,
   type LoadBalancerPlan,
   PlanError,
   type RegionPlan,
@@ -77,7 +80,7 @@ export {
 /**
  * Maps a topology to what runs in the cloud: one ECS service per process group in the group's
  * region and zone, the shared load balancer per region, the call edges and their URLs, the
- * score database and the web client's configuration. Pure: no I/O, same input → same plan.
+ * score database, the web client's configuration and, when asked for, load generators. Pure: no I/O, same input → same plan.
  */
 export function planDeployment(topology: Topology, options: PlanOptions): DeploymentPlan {
   const resolved = resolveOptions(topology, options);
@@ -103,6 +106,10 @@ export function planDeployment(topology: Topology, options: PlanOptions): Deploy
     databases,
     snapshotStores,
     web: planWeb(services, topology.name, homeRegion, names),
+    loadGenerators: planLoadGenerators(
+      parseLoadRequest(resolved.load.tasks, resolved.load.args, regionNames(placement)),
+      services,
+    ),
     image: planImage(resolved.image, stage, homeRegion),
     warnings,
   };

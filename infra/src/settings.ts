@@ -67,5 +67,23 @@ export const TRACING = choice({
   readBy: "`sst.config.ts`, infra",
 });
 
+/** Load generators per region (read by `sst.config.ts` through the plan's `parseLoadRequest`). */
+export const LOAD_TASKS = text({
+  name: "FLAPLAB_LOAD_TASKS",
+  format: "`N` or `<region>=<N>,…`",
+  description: "bot players in the cloud: `pnpm load` tasks (1 vCPU each) per region of the stage, all regions (`N`) or those named",
+  defaultText: "`0` (none)",
+  readBy: "`sst.config.ts`, infra",
+});
+
+/** The load generators' `pnpm load` options. */
+export const LOAD_ARGS = text({
+  name: "FLAPLAB_LOAD_ARGS",
+  format: "`pnpm load` options",
+  description: "what each load task runs, besides the stage's URLs, which the plan sets (e.g. `--players 200 --duration 10m`)",
+  defaultText: "`pnpm load`'s defaults",
+  readBy: "`sst.config.ts`, infra",
+});
+
 /** Every variable of the cloud deploy. */
-export const SETTINGS = [REGION, ZONE, DOMAIN, DEFAULT_REGION_SETTING, IMAGE, IMAGE_REPOSITORY, TRACING];
+export const SETTINGS = [REGION, ZONE, DOMAIN, DEFAULT_REGION_SETTING, IMAGE, IMAGE_REPOSITORY, TRACING, LOAD_TASKS, LOAD_ARGS];

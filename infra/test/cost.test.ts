@@ -48,6 +48,21 @@ describe("hourly cost estimate", () => {
     expect(micro.usdPerHour - mono.usdPerHour).toBeCloseTo(3 * task(1, 2) + 2 * task(0.5, 1), 10);
   });
 
+  it("prices load generators on lines of their own: 1 vCPU, 2 GB and a public address per task", async () => {
+    const topology = await loadTopology(stageTopology("multiregion"));
+    const without = planDeployment(topology, { stage: "multiregion", domain: "flaplab.example.org" });
+    const withLoad = planDeployment(topology, { stage: "multiregion", domain: "flaplab.example.org", load: { tasks: "us-east-1=3,eu-west-1=1" } });
+    const cost = estimateHourlyCost(withLoad);
+    const lines = cost.lines.filter((l) => l.item.endsWith("load generators"));
+    expect(lines.map((l) => [l.item, l.quantity])).toEqual([
+      ["Fargate vCPU, load generators", 4],
+      ["Fargate memory, load generators", 8],
+    ]);
+    expect(estimateHourlyCost(without).lines.some((l) => l.item.endsWith("load generators"))).toBe(false);
+    const task = PRICES_US_EAST_1.fargateVcpuHour + 2 * PRICES_US_EAST_1.fargateGbHour + PRICES_US_EAST_1.publicIpv4Hour;
+    expect(cost.usdPerHour - estimateHourlyCost(without).usdPerHour).toBeCloseTo(4 * task, 10);
+  });
+
   it("orders the stages monolith < microservices < multiaz < multiregion", async () => {
     const costs = [];
     for (const stage of ["monolith", "microservices", "multiaz", "multiregion"]) {

@@ -8,7 +8,7 @@ import { loadStageTopology, type PlanOptions, planDeployment, STAGES, stageTopol
 // After an intended change, rewrite them with `pnpm exec vitest run test/plan-fixtures.test.ts -u`.
 
 const DOMAIN = "flaplab.example.org";
-/** Every option set at once: tracing, a prebuilt image, other regions, a renamed topology, sizes. */
+/** Every option set at once: tracing, a prebuilt image, other regions, a renamed topology, sizes, load generators. */
 const ALL_OPTIONS: Omit<PlanOptions, "stage"> = {
   domain: "cloud.example.net",
   defaultRegion: "eu-central-1",
@@ -18,6 +18,7 @@ const ALL_OPTIONS: Omit<PlanOptions, "stage"> = {
   image: "123456789012.dkr.ecr.us-east-1.amazonaws.com/flaplab-server:0123456789ab",
   size: { cpu: "2 vCPU", memory: "4 GB" },
   sizes: { engine: { cpu: "1 vCPU", memory: "3 GB" }, "engine-1": { cpu: "4 vCPU", memory: "8 GB" } },
+  load: { tasks: "1", args: "--players 20 --duration 5m" },
 };
 const topologies = new Map<string, Topology>();
 

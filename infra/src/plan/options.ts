@@ -30,6 +30,11 @@ export interface PlanOptions {
    * region runs it. Without it the deploy builds apps/server/Dockerfile once itself (`image.build`).
    */
   readonly image?: string;
+  /**
+   * Load generators (FLAPLAB_LOAD_TASKS: `N` per region or `us-east-1=2,eu-west-1=1`; default none)
+   * and their `pnpm load` options (FLAPLAB_LOAD_ARGS).
+   */
+  readonly load?: { readonly tasks?: string; readonly args?: string };
 }
 
 const STAGE_RE = /^[a-z][a-z0-9-]*$/;
@@ -48,6 +53,7 @@ export interface ResolvedOptions {
   readonly sizes: Readonly<Record<string, TaskSize>> | undefined;
   readonly tracing: TracingBackend | undefined;
   readonly image: string | undefined;
+  readonly load: { readonly tasks?: string; readonly args?: string };
 }
 
 /** Checks the options' names (stage, domain, regions, image) and fills in the defaults; throws PlanError. */
@@ -73,5 +79,6 @@ export function resolveOptions(topology: Topology, options: PlanOptions): Resolv
     sizes: options.sizes,
     tracing: options.tracing,
     image: options.image,
+    load: options.load ?? {},
   };
 }

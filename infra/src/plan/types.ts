@@ -211,6 +211,18 @@ export interface WebPlan {
 }
 
 
+/** Bot players (`pnpm load`) in one region: an ECS service with no load balancer, off unless FLAPLAB_LOAD_TASKS asks. */
+export interface LoadGeneratorPlan {
+  /** SST component and ECS service name (`Load<Region>`). */
+  readonly name: string;
+  readonly region: string;
+  /** Tasks the service keeps running. */
+  readonly tasks: number;
+  readonly size: TaskSize;
+  /** The container's command: the built `pnpm load` against the stage's public URLs. */
+  readonly command: readonly string[];
+}
+
 export interface DeploymentPlan {
   readonly app: string;
   readonly stage: string;
@@ -225,6 +237,8 @@ export interface DeploymentPlan {
   /** The engines' snapshot store, when the topology runs several engines. */
   readonly snapshotStores: readonly SnapshotStorePlan[];
   readonly web: WebPlan;
+  /** Load generators per region (none unless asked for). */
+  readonly loadGenerators: readonly LoadGeneratorPlan[];
   readonly image: ImagePlan;
   /** Things the plan cannot do for this topology, in words. */
   readonly warnings: readonly string[];

@@ -1,177 +1,28 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { checkGameId, MAX_GAME_ID_LENGTH } from "@flaplab/component";
-import {
-  type BirdBox,
-  type Course,
-  DEFAULT_BIRD,
-  type GameState,
-  type InputEffect,
-  type Phase,
-  type StepEvents,
-  applyInputInPlace,
-  createGame,
-  tickInPlace,
-  validateCourse,
-} from "@flaplab/physics";
-import { InputLog, type InputRecord } from "./input-log.js";
-import { GAME_TABLE_SETTINGS } from "./settings.js";
+import { type StepEvents, applyInputInPlace, createGame, tickInPlace, validateCourse } from "@flaplab/physics";
+import { type Game, type GameSnapshot, type MutableGame, type NewGame, type AdoptOptions, type InputResult, birdOrDefault, plainGameOf } from "./game.js";
+import { InputLog } from "./input-log.js";
+import { DEFAULT_MAX_GAMES, DEFAULT_MAX_GAMES_PER_PLAYER, DEFAULT_SWEEP_INTERVAL_MS, DEFAULT_UNPLAYED_TTL_MS, type GameTableLogger, type GameTableOptions, type SweepResult } from "./game-table-options.js";
+import { ThrottledWarning } from "./throttled-log.js";
 
-/** Who started a game: only this user may send it inputs. */
-export interface GameOwner {
-  readonly username: string;
-  /** The player's bearer token, forwarded on calls made on the player's behalf (e.g. the score). */
-  readonly token: string;
-  /** When `token` expires, if known. */
-  readonly expiresAt?: Date;
-}
+export type { AdoptOptions, Game, GameOwner, GameSnapshot, InputResult, NewGame } from "./game.js";
+export { birdOrDefault } from "./game.js";
 
-/**
- * A game in the table. Read it freely; change it only through the table. `state` is the
- * physics state, mutated in place by `GameTable.input` and `GameTable.tick`.
- */
-export interface Game {
-  readonly id: string;
-  readonly owner: GameOwner;
-  readonly seed: bigint;
-  readonly state: GameState;
-  readonly createdAtMs: number;
-  /** When the start press arrived. */
-  readonly startedAtMs: number | undefined;
-  /** When the game-over tick ran. */
-  readonly finishedAtMs: number | undefined;
-  /**
-   * Last creation or input; for a game that ticks, the last sweep that saw it tick (within one
-   * sweep interval of its latest tick). Its ticks are not timed one by one: a clock read per tick
-   * was a new heap number per frame.
-   */
-  readonly lastActivityMs: number;
-  /** Highest input sequence number received (0 before any). */
-  readonly lastInputSeq: number;
-  /**
-   * Highest input sequence number the latest tick reflects: what its frame should echo. A flap
-   * applied since that tick is already in `state` (its velocity); the game stream acks it itself.
-   */
-  readonly reflectedSeq: number;
-  /** Accepted inputs in arrival order, the oldest dropped beyond `maxInputLog`. */
-  readonly inputs: InputLog;
-  /**
-   * W3C `traceparent` of the call that started the game, when tracing is on: the game's own calls
-   * (PlayMusic, RecordRun) are made in that trace, on whichever engine plays it.
-   */
-  readonly traceparent?: string | undefined;
-}
+export {
+  DEFAULT_MAX_GAMES,
+  DEFAULT_MAX_GAMES_PER_PLAYER,
+  DEFAULT_SWEEP_INTERVAL_MS,
+  DEFAULT_UNPLAYED_TTL_MS,
+  type GameTableLogger,
+  type GameTableOptions,
+  type SweepResult,
+} from "./game-table-options.js";
 
-/** A game as the table holds it: `table` is the table it is in now (undefined once it left). */
-type MutableGame = { -readonly [K in keyof Game]: Game[K] } & {
-  table: GameTable | undefined;
-  /** The game's tick when a sweep last looked at it: a game whose tick moved on since is active. */
-  sweptAtTick: number;
-  /**
-   * Continued from a snapshot (`adopt` with `resumed`) and not played on since (no input, no
-   * tick): when that began. Such a game is swept after `unplayedTtlMs`, like one never started,
-   * and is the first a new game of its owner replaces.
-   */
-  waitingSinceMs: number | undefined;
-};
-
-/** How `GameTable.adopt` takes a game in. */
-export interface AdoptOptions {
-  /**
-   * Continued from the snapshot store (ResumeGame, a hand-over, a stream opened here): it counts
-   * against its owner's `maxGamesPerPlayer` here as a new game does (replacing their oldest game
-   * nobody plays, else ResourceExhausted), and until it is played on it is swept as unplayed.
-   * Without it (a game detached from another table of this engine) the detaching table keeps the
-   * owner's limit.
-   */
-  readonly resumed?: boolean;
-}
-
-/**
- * A game as plain data (structured-cloneable: what `postMessage` and a child process's advanced
- * IPC serialization carry), to move it to another process: `GameTable.detach` makes one,
- * `GameTable.adopt` plays it on.
- */
-export type GameSnapshot = Omit<Game, "inputs"> & { readonly inputs: readonly InputRecord[] };
-
-export interface NewGame {
-  readonly id: string;
-  readonly owner: GameOwner;
-  readonly course: Course;
-  /** Defaults to 34×24; a zero dimension takes the default's. */
-  readonly bird?: BirdBox;
-  readonly seed?: bigint;
-  /** The trace the game was started in (see `Game.traceparent`). */
-  readonly traceparent?: string | undefined;
-}
-
-export interface InputResult {
-  /** The next tick: the first whose movement the input affects. */
-  readonly tick: number;
-  /** The game's phase after the input. */
-  readonly phase: Phase;
-  readonly effect: InputEffect;
-}
-
-export interface GameTableOptions {
-  /** Most games held at once (default 10 000); StartGame beyond it is ResourceExhausted. */
-  readonly maxGames?: number;
-  /**
-   * Most unfinished games (ready or playing) one player may hold (default 3). At the limit a new
-   * game replaces the player's oldest game that never started; when all of them have started,
-   * `create` throws ResourceExhausted.
-   */
-  readonly maxGamesPerPlayer?: number;
-  /** Epoch ms (default Date.now). */
-  readonly clock?: () => number;
-  /** How long a finished game stays before `sweep` removes it (default 60 s). */
-  readonly finishedTtlMs?: number;
-  /** How long a game that never started (no first input) stays before `sweep` removes it (default 60 s). */
-  readonly unplayedTtlMs?: number;
-  /**
-   * How long a started, unfinished game may go without input or tick before `sweep` removes it
-   * (default 10 min; a game's ticks count as seen by the sweeps, so up to one sweep interval more).
-   */
-  readonly idleTtlMs?: number;
-  /** Inputs kept per game (default 1 000). */
-  readonly maxInputLog?: number;
-  /**
-   * Period of the sweep timer, ms (default 10 s; 0: no timer, `sweep` runs only from `create`).
-   * `create` also sweeps at most this often, and always when the table is full.
-   */
-  readonly sweepIntervalMs?: number;
-  /** Where sweeps that removed games and refusals are logged (pino-compatible). */
-  readonly logger?: GameTableLogger;
-}
-
-/** The part of a pino logger the table uses. */
-export interface GameTableLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-}
-
-/** What one sweep removed, by reason. */
-export interface SweepResult {
-  readonly finished: number;
-  readonly unplayed: number;
-  readonly idle: number;
-}
-
-export const DEFAULT_MAX_GAMES = GAME_TABLE_SETTINGS.maxGames.default;
-export const DEFAULT_MAX_GAMES_PER_PLAYER = GAME_TABLE_SETTINGS.maxGamesPerPlayer.default;
-export const DEFAULT_UNPLAYED_TTL_MS = GAME_TABLE_SETTINGS.unplayedTtlMs.default;
-export const DEFAULT_SWEEP_INTERVAL_MS = GAME_TABLE_SETTINGS.sweepIntervalMs.default;
 /** Refusals are logged at most this often (the first at once), with a count of the others. */
 const REFUSAL_LOG_INTERVAL_MS = 5_000;
 /** Why a game id is unusable, or undefined (shared by every component: `@flaplab/component`). */
 export { checkGameId, MAX_GAME_ID_LENGTH };
-
-/** The bird box to play with: a zero (unset) dimension takes the 34×24 default's. */
-export function birdOrDefault(bird: BirdBox | undefined): BirdBox {
-  return {
-    width: bird?.width || DEFAULT_BIRD.width,
-    height: bird?.height || DEFAULT_BIRD.height,
-  };
-}
 
 /**
  * Every game this engine owns, by id. The RPC handlers create games and apply inputs; the real-time
@@ -194,7 +45,7 @@ export class GameTable {
   private readonly logger: GameTableLogger | undefined;
   private readonly timer: ReturnType<typeof setInterval> | undefined;
   private lastSweepMs = Number.NEGATIVE_INFINITY;
-  private refusals = { lastLogMs: Number.NEGATIVE_INFINITY, unlogged: 0 };
+  private readonly refusals: ThrottledWarning;
 
   constructor(options: GameTableOptions = {}) {
     this.maxGames = options.maxGames ?? DEFAULT_MAX_GAMES;
@@ -206,6 +57,7 @@ export class GameTable {
     this.maxInputLog = options.maxInputLog ?? 1_000;
     this.sweepIntervalMs = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
     this.logger = options.logger;
+    this.refusals = new ThrottledWarning(this.logger, this.clock, REFUSAL_LOG_INTERVAL_MS, "alsoRefused");
     const positive = (name: string, value: number) => {
       if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
     };
@@ -312,7 +164,7 @@ export class GameTable {
     this.games.delete(id);
     game.table = undefined;
     this.detached.set(id, { username: game.owner.username, atMs: this.clock() });
-    return snapshotOf(game);
+    return plainGameOf(game);
   }
 
   isDetached(id: string): boolean {
@@ -424,13 +276,7 @@ export class GameTable {
 
   /** Logs a refusal: the first at once, then at most one line per interval with the count since. */
   private refused(fields: object, msg: string): void {
-    const now = this.clock();
-    if (now - this.refusals.lastLogMs < REFUSAL_LOG_INTERVAL_MS) {
-      this.refusals.unlogged++;
-      return;
-    }
-    this.logger?.warn({ ...fields, alsoRefused: this.refusals.unlogged }, msg);
-    this.refusals = { lastLogMs: now, unlogged: 0 };
+    this.refusals.warn(fields, msg);
   }
 
   private finish(game: MutableGame): void {
@@ -555,19 +401,3 @@ export class GameTable {
   }
 }
 
-function snapshotOf(game: Game): GameSnapshot {
-  return {
-    id: game.id,
-    owner: { ...game.owner },
-    seed: game.seed,
-    state: game.state,
-    createdAtMs: game.createdAtMs,
-    startedAtMs: game.startedAtMs,
-    finishedAtMs: game.finishedAtMs,
-    lastActivityMs: game.lastActivityMs,
-    lastInputSeq: game.lastInputSeq,
-    reflectedSeq: game.reflectedSeq,
-    inputs: game.inputs.toArray(),
-    traceparent: game.traceparent,
-  };
-}

@@ -1,30 +1,8 @@
 import { TICK_MS } from "@flaplab/physics";
+import { DeadlineHeap } from "./deadline-heap.js";
+import { type TickClock, realTickClock } from "./tick-clock.js";
 
-/** The time source and the one timer a TickScheduler uses. */
-export interface TickClock {
-  /** Monotonic ms (performance.now()). */
-  now(): number;
-  /** Calls `fn` once, `delayMs` (fractional, ≥ 0) from now or as soon after as the clock can. */
-  setTimer(fn: () => void, delayMs: number): unknown;
-  clearTimer(handle: unknown): void;
-  /**
-   * Calls `fn` once, as soon as the I/O that is ready has had its turn (setImmediate): how a
-   * round that has run its slice goes on. Without it, a timer of 0 ms.
-   */
-  defer?(fn: () => void): void;
-}
-
-/**
- * performance.now() and setTimeout: whole milliseconds, rounded up (a timer never fires before
- * its deadline), so a tick runs 0–1 ms after it is due before any work (`createPreciseTickClock`
- * is finer).
- */
-export const realTickClock: TickClock = {
-  now: () => performance.now(),
-  setTimer: (fn, delayMs) => setTimeout(fn, Math.ceil(delayMs)),
-  clearTimer: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-  defer: (fn) => void setImmediate(fn),
-};
+export { type TickClock, realTickClock } from "./tick-clock.js";
 
 /** How long a round of due tasks runs before ready I/O gets a turn (default of `sliceMs`). */
 export const DEFAULT_SLICE_MS = 2;
@@ -135,105 +113,6 @@ class Task implements ScheduledTask {
 }
 
 /**
- * A min-heap of tasks on (deadline, order) whose keys live in typed arrays beside it: sifting
- * compares numbers in two small contiguous arrays and moves pointers, never reading a task
- * object. With thousands of games, the tasks are scattered over the heap and mostly out of the
- * CPU's caches between their ticks; a heap that read them cost tens of cache misses per tick.
- */
-class DeadlineHeap {
-  private deadlines = new Float64Array(64);
-  private orders = new Float64Array(64);
-  private tasks: (Task | undefined)[] = [];
-  count = 0;
-
-  /** The earliest task, or undefined. */
-  peek(): Task | undefined {
-    return this.count > 0 ? this.tasks[0] : undefined;
-  }
-
-  /** The earliest deadline (+∞ when empty). */
-  firstDeadline(): number {
-    return this.count > 0 ? (this.deadlines[0] as number) : Number.POSITIVE_INFINITY;
-  }
-
-  push(task: Task): void {
-    if (this.count === this.deadlines.length) this.grow();
-    const deadline = task.deadline;
-    const order = task.order;
-    let i = this.count++;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (this.before(parent, deadline, order)) break;
-      this.move(parent, i);
-      i = parent;
-    }
-    this.place(i, deadline, order, task);
-  }
-
-  /** Removes and returns the earliest task. */
-  pop(): Task | undefined {
-    if (this.count === 0) return undefined;
-    const { deadlines, orders, tasks } = this;
-    const top = tasks[0];
-    const n = --this.count;
-    const deadline = deadlines[n] as number;
-    const order = orders[n] as number;
-    const last = tasks[n] as Task;
-    tasks[n] = undefined;
-    if (n === 0) return top;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= n) break;
-      const r = l + 1;
-      const c = r < n && this.before(r, deadlines[l] as number, orders[l] as number) ? r : l;
-      if (!this.before(c, deadline, order)) break;
-      this.move(c, i);
-      i = c;
-    }
-    this.place(i, deadline, order, last);
-    return top;
-  }
-
-  /** Slot `i` comes before (`deadline`, `order`). */
-  private before(i: number, deadline: number, order: number): boolean {
-    const d = this.deadlines[i] as number;
-    return d < deadline || (d === deadline && (this.orders[i] as number) < order);
-  }
-
-  /** Slot `to` takes what slot `from` holds. */
-  private move(from: number, to: number): void {
-    this.deadlines[to] = this.deadlines[from] as number;
-    this.orders[to] = this.orders[from] as number;
-    this.tasks[to] = this.tasks[from];
-  }
-
-  private place(i: number, deadline: number, order: number, task: Task): void {
-    this.deadlines[i] = deadline;
-    this.orders[i] = order;
-    this.tasks[i] = task;
-  }
-
-  /** Every task in it, emptied. */
-  drain(each: (task: Task) => void): void {
-    for (let i = 0; i < this.count; i++) {
-      each(this.tasks[i] as Task);
-      this.tasks[i] = undefined;
-    }
-    this.count = 0;
-  }
-
-  private grow(): void {
-    const deadlines = new Float64Array(this.deadlines.length * 2);
-    deadlines.set(this.deadlines);
-    const orders = new Float64Array(this.orders.length * 2);
-    orders.set(this.orders);
-    this.deadlines = deadlines;
-    this.orders = orders;
-  }
-}
-
-/**
  * Drift-free periodic ticks for many tasks (games) on one timer. Task deadlines are
  * `startMs + k * periodMs` on the clock, never re-armed intervals, so errors do not add up; a
  * min-heap keeps the earliest deadline and a single timer is armed for it. A task more than one
@@ -245,7 +124,7 @@ export class TickScheduler {
   readonly periodMs: number;
   private readonly onError: (err: unknown, task: ScheduledTask) => void;
   private readonly observe: ((info: TickInfo) => void) | undefined;
-  private readonly heap = new DeadlineHeap();
+  private readonly heap = new DeadlineHeap<Task>();
   /** Tasks scheduled and not stopped (the heap may still hold cancelled ones). */
   private active = 0;
   private timer: unknown = undefined;

@@ -1,16 +1,15 @@
-import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { PlayState } from "@flaplab/contracts/engine/v1/engine_pb";
-import {
-  GameOriginSchema,
-  type GameSnapshot as SnapshotMessage,
-  GameSnapshotSchema,
-} from "@flaplab/contracts/engine/v1/snapshot_pb";
-import { type Phase, createGame, validateCourse } from "@flaplab/physics";
-import { USERNAME_PATTERN } from "./stored-checks.js";
-import { checkWorld } from "./engine.js";
+import type { GameSnapshot as SnapshotMessage } from "@flaplab/contracts/engine/v1/snapshot_pb";
 import type { EngineBeat, SnapshotStore, StoredGame } from "@flaplab/snapshots";
-import type { Game, GameSnapshot, GameTable } from "./games.js";
+import type { Game } from "./game.js";
+import type { GameTable } from "./games.js";
+import { checkStoredGame } from "./stored-checks.js";
+import { fillSnapshot, gameOf, originOf, snapshotOf } from "./stored-game.js";
+import { ThrottledWarning } from "./throttled-log.js";
+
+export { checkStoredGame } from "./stored-checks.js";
+export { gameOf, originOf, snapshotOf } from "./stored-game.js";
 
 /** The logging the keeper needs; a pino logger fits. */
 export interface KeeperLogger {
@@ -55,8 +54,6 @@ export const DEFAULT_HEARTBEAT_INTERVAL_MS = 200;
 export const DEFAULT_HEARTBEAT_TTL_MS = 1000;
 /** Failed writes are logged at most this often, with a count of the others. */
 const FAILURE_LOG_INTERVAL_MS = 5000;
-
-const PHASE_STATE: Record<Phase, PlayState> = { ready: PlayState.READY, playing: PlayState.PLAYING, over: PlayState.OVER };
 
 /**
  * A game's record in a SnapshotKeeper: `changed` returns it, and takes it back to find the game
@@ -112,7 +109,7 @@ export class SnapshotKeeper {
   private flushQueued = false;
   private inFlight: Promise<void> | undefined;
   private heartbeat: ReturnType<typeof setInterval> | undefined;
-  private failures = { lastLogMs: Number.NEGATIVE_INFINITY, unlogged: 0 };
+  private readonly failures: ThrottledWarning;
   private readonly heartbeatIntervalMs: number;
   private readonly heartbeatTtlMs: number;
   readonly writes: SnapshotWrites;
@@ -135,6 +132,7 @@ export class SnapshotKeeper {
     this.heartbeatIntervalMs = options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS;
     this.heartbeatTtlMs = options.heartbeatTtlMs ?? DEFAULT_HEARTBEAT_TTL_MS;
     this.writes = options.writes ?? "every-round";
+    this.failures = new ThrottledWarning(this.logger, this.clock, FAILURE_LOG_INTERVAL_MS, "alsoFailed");
   }
 
   /**
@@ -396,137 +394,6 @@ export class SnapshotKeeper {
   }
 
   private failed(what: string, err: unknown): void {
-    const now = this.clock();
-    if (now - this.failures.lastLogMs < FAILURE_LOG_INTERVAL_MS) {
-      this.failures.unlogged++;
-      return;
-    }
-    this.logger?.warn({ event: "snapshot-store-error", what, err: (err as Error).message, alsoFailed: this.failures.unlogged }, "snapshot store write failed");
-    this.failures = { lastLogMs: now, unlogged: 0 };
+    this.failures.warn({ event: "snapshot-store-error", what, err: (err as Error).message }, "snapshot store write failed");
   }
-}
-
-/** A game's origin: its world, bird and player. */
-export function originOf(game: Game) {
-  const { course, bird } = game.state;
-  return create(GameOriginSchema, {
-    gameId: game.id,
-    owner: game.owner.username,
-    world: {
-      seed: game.seed,
-      pipeSpacing: course.pipeSpacing,
-      viewport: { width: course.viewport.width, height: course.viewport.height },
-      pipes: course.pipes.map((p) => ({ gapStart: p.gapStart, gapHeight: p.gapHeight })),
-    },
-    bird: { width: bird.width, height: bird.height },
-    createdAtMs: game.createdAtMs,
-    traceparent: game.traceparent ?? "",
-  });
-}
-
-/** A game's state now, as the store keeps it. */
-export function snapshotOf(game: Game, engine: string, nowMs: number): SnapshotMessage {
-  return fillSnapshot(create(GameSnapshotSchema, { gameId: game.id, engine }), game, nowMs);
-}
-
-/** Writes game `game`'s state now into its snapshot message `message` (its game and engine unchanged). */
-function fillSnapshot(message: SnapshotMessage, game: Game, nowMs: number): SnapshotMessage {
-  const s = game.state;
-  message.phase = PHASE_STATE[s.phase];
-  message.tick = s.tick;
-  message.birdY = s.birdY;
-  message.birdVelocity = s.birdVelocity;
-  message.pipeSpeed = s.pipeSpeed;
-  message.pipeWindowX = s.pipeWindowX;
-  message.closestPipe = s.closestPipe;
-  message.score = s.score;
-  message.lastInputSeq = game.lastInputSeq;
-  message.reflectedSeq = game.reflectedSeq;
-  message.startedAtMs = game.startedAtMs ?? 0;
-  message.writtenAtMs = nowMs;
-  return message;
-}
-
-/** Largest tick a stored game may stand at: a game of 100 pipes is over long before (≈ 2 h of ticks). */
-const MAX_STORED_TICK = 200_000;
-/** Largest input sequence number a stored game may hold (a client's seq is a uint32; a game sees far fewer). */
-const MAX_STORED_SEQ = 1_000_000;
-
-/**
- * Why stored game `gameId` (origin and snapshot, as read back from the store) is not one this
- * engine could have written, or undefined: the ids match, the owner is a username, the world
- * passes StartGame's checks (`checkWorld`, `validateCourse`), and the snapshot's numbers are
- * finite and within what a game of that world can reach (score at most one per pipe and per tick,
- * the closest pipe within the course).
- */
-export function checkStoredGame(stored: StoredGame, gameId: string): string | undefined {
-  const { origin, snapshot } = stored;
-  if (origin.gameId !== gameId || snapshot.gameId !== gameId) return `stored ids ${origin.gameId} / ${snapshot.gameId} are not ${gameId}`;
-  if (!USERNAME_PATTERN.test(origin.owner)) return "the stored owner is not a username";
-  const world = origin.world;
-  const bird = origin.bird;
-  if (!bird) return "no bird";
-  const worldProblem = checkWorld(world, bird);
-  if (worldProblem !== undefined) return worldProblem;
-  const courseProblem = validateCourse(
-    { pipeSpacing: world!.pipeSpacing, viewport: { width: world!.viewport!.width, height: world!.viewport!.height }, pipes: world!.pipes },
-    { width: bird.width, height: bird.height },
-  );
-  if (courseProblem !== undefined) return courseProblem;
-  const pipes = world!.pipes.length;
-  const { tick, score, closestPipe, lastInputSeq, reflectedSeq } = snapshot;
-  if (tick > MAX_STORED_TICK) return `tick ${tick} is beyond any game (at most ${MAX_STORED_TICK})`;
-  if (score < 0 || score > pipes || score > tick) return `score ${score} is more than a game at tick ${tick} of ${pipes} pipes can have`;
-  if (closestPipe > pipes) return `closest pipe ${closestPipe} is outside the ${pipes}-pipe course`;
-  if (lastInputSeq > MAX_STORED_SEQ || reflectedSeq > lastInputSeq) return `input seqs ${reflectedSeq} / ${lastInputSeq} are out of order or range`;
-  for (const [name, value] of [
-    ["bird y", snapshot.birdY],
-    ["bird velocity", snapshot.birdVelocity],
-    ["pipe speed", snapshot.pipeSpeed],
-    ["pipe window x", snapshot.pipeWindowX],
-    ["start time", snapshot.startedAtMs],
-    ["creation time", origin.createdAtMs],
-  ] as const) {
-    if (!Number.isFinite(value)) return `${name} is not a finite number`;
-  }
-  const height = world!.viewport!.height;
-  if (Math.abs(snapshot.birdY) > 2 * height || Math.abs(snapshot.birdVelocity) > height || Math.abs(snapshot.pipeSpeed) > height) {
-    return "bird or pipes move outside what the world allows";
-  }
-  return undefined;
-}
-
-/** The game a stored snapshot describes, ready for `GameTable.adopt`. */
-export function gameOf(stored: StoredGame, nowMs: number): GameSnapshot {
-  const { origin, snapshot } = stored;
-  const world = origin.world;
-  if (!world?.viewport || !origin.bird) throw new ConnectError(`stored game ${origin.gameId} has no world`, Code.DataLoss);
-  const state = createGame(
-    { pipeSpacing: world.pipeSpacing, viewport: { width: world.viewport.width, height: world.viewport.height }, pipes: world.pipes },
-    { width: origin.bird.width, height: origin.bird.height },
-  );
-  // Field by field into createGame's object: one shape for every game (see physics' copyGame).
-  state.phase = snapshot.phase === PlayState.PLAYING ? "playing" : "ready";
-  state.tick = snapshot.tick;
-  state.birdY = snapshot.birdY;
-  state.birdVelocity = snapshot.birdVelocity;
-  state.pipeSpeed = snapshot.pipeSpeed;
-  state.pipeWindowX = snapshot.pipeWindowX;
-  state.closestPipe = snapshot.closestPipe;
-  state.score = snapshot.score;
-  return {
-    id: origin.gameId,
-    // The token is not stored: calls made for the player carry this engine's component credential.
-    owner: { username: origin.owner, token: "" },
-    seed: world.seed,
-    state,
-    createdAtMs: origin.createdAtMs,
-    startedAtMs: snapshot.startedAtMs > 0 ? snapshot.startedAtMs : undefined,
-    finishedAtMs: undefined,
-    lastActivityMs: nowMs,
-    lastInputSeq: snapshot.lastInputSeq,
-    reflectedSeq: snapshot.reflectedSeq,
-    inputs: [],
-    traceparent: origin.traceparent === "" ? undefined : origin.traceparent,
-  };
 }
