@@ -78,6 +78,11 @@ export function levelLoadOptions(deployment: RunningDeployment, players: number,
   };
 }
 
+/** The load could not start or ramp up: the level's Chromium runs were not played. */
+export class LoadStartError extends Error {
+  override readonly name = "LoadStartError";
+}
+
 /** The run's start on the epoch clock, from its first progress line ("t=1s …" comes about 1 s after it). */
 function progressSeconds(line: string): number | null {
   const m = /^t=(\d+)s /.exec(line);
@@ -125,11 +130,18 @@ export async function playUnderLoad(
   load.catch(() => undefined);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`the load of ${level} players on ${folder} did not warm up and ramp within ${RAMP_TIMEOUT_MS / 1000} s`)), RAMP_TIMEOUT_MS);
+    timer = setTimeout(() => reject(new LoadStartError(`the load of ${level} players on ${folder} did not warm up and ramp within ${RAMP_TIMEOUT_MS / 1000} s`)), RAMP_TIMEOUT_MS);
   });
   try {
-    // The load failing in its warm-up rejects here; the caller stops the study.
-    await Promise.race([ramped, load.then(() => Promise.reject(new Error(`the load of ${level} players on ${folder} ended before its bots had ramped up`))), timeout]);
+    // The load failing in its warm-up rejects here, before any Chromium run of the level.
+    await Promise.race([
+      ramped,
+      load.then(
+        () => Promise.reject(new LoadStartError(`the load of ${level} players on ${folder} ended before its bots had ramped up`)),
+        (err: unknown) => Promise.reject(new LoadStartError(`the load of ${level} players on ${folder} did not start: ${(err as Error).message}`)),
+      ),
+      timeout,
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -20,7 +20,7 @@ import { replayDuet } from "../run/duet.js";
 import { replay } from "../run/runner.js";
 import { type RunningDeployment, startStudyDeployment } from "./deployment.js";
 import { faultInjector } from "./faults.js";
-import { expectedPlayMs, levelFolder, loadDurationMs, parseLoadLevels, playUnderLoad } from "./load-levels.js";
+import { expectedPlayMs, levelFolder, LoadStartError, loadDurationMs, parseLoadLevels, playUnderLoad } from "./load-levels.js";
 
 /** The four deployments of the study, nearest first (the report lists them in this order). */
 export const STUDY_DEPLOYMENTS = DEPLOYMENT_ORDER;
@@ -258,19 +258,27 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
     const expected = unloadedMs.get(name) ?? expectedPlayMs(traces, opts.runs) * opts.links.length;
     const durationMs = loadDurationMs(expected);
     log(`study: load ${level} players on ${name}: ${opts.loadWorkers} load worker(s), bots start games for ${(durationMs / 1000).toFixed(0)} s (Chromium runs expected to take ${(expected / 1000).toFixed(0)} s)`);
-    await playUnderLoad(
-      {
-        deployment,
-        folder,
-        runFolders: opts.links.map((link) => replayOptionsFor(name, deployment, 1, link, level).deployment!),
-        level,
-        workers: opts.loadWorkers,
-        durationMs,
-        dir: join(opts.out, "load", folder),
-        log: (line) => log(`study:   ${folder}: ${line}`),
-      },
-      () => play(name, deployment, opts.runs, ` (load ${level})`, level),
-    );
+    try {
+      await playUnderLoad(
+        {
+          deployment,
+          folder,
+          runFolders: opts.links.map((link) => replayOptionsFor(name, deployment, 1, link, level).deployment!),
+          level,
+          workers: opts.loadWorkers,
+          durationMs,
+          dir: join(opts.out, "load", folder),
+          log: (line) => log(`study:   ${folder}: ${line}`),
+        },
+        () => play(name, deployment, opts.runs, ` (load ${level})`, level),
+      );
+    } catch (err) {
+      if (!(err instanceof LoadStartError)) throw err;
+      // The other levels and deployments are still measured; the runs of this one count as failed.
+      const notPlayed = traces.length * opts.runs * opts.links.length;
+      failed += notPlayed;
+      log(`study: ${err.message}; its ${notPlayed} Chromium run(s) were not played`);
+    }
   };
   const levels = opts.loadLevels.length > 0 ? opts.loadLevels : [0];
   const loadedLevels = levels.filter((l) => l > 0);
