@@ -4,6 +4,7 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { LoadSummary } from "@flaplab/load/src/summary.js";
+import { parseCsv } from "./csv.js";
 import type { Problem } from "./load.js";
 
 /** The format of `level.json`, the study's record of one deployment at one load level. */
@@ -41,11 +42,51 @@ export interface LevelRecord {
   readonly cpu: readonly LevelCpu[];
 }
 
+/** The bot games that were going on while the Chromium runs were played (from the bots' games.csv). */
+export interface WindowGames {
+  /** Games whose start and end bracket any part of the window. */
+  readonly games: number;
+  readonly completed: number;
+  readonly failed: number;
+  /** Failed games by reason. */
+  readonly failures: Readonly<Record<string, number>>;
+}
+
 /** One deployment at one level: the study's record and the bots' summary (null when it could not be read). */
 export interface LoadLevel {
   readonly dir: string;
   readonly record: LevelRecord;
   readonly bots: LoadSummary | null;
+  /** The bot games of the measured window; null without a readable games.csv. */
+  readonly window: WindowGames | null;
+}
+
+/**
+ * The bot games of games.csv (times in ms from the load's start) that overlap the record's window:
+ * what the bots went through while the measured runs were played, without the ramp's and the
+ * drain's games.
+ */
+export function windowGames(csv: string, record: LevelRecord): WindowGames {
+  const table = parseCsv(csv, ["start_ms", "end_ms", "outcome", "reason"]);
+  const from = record.windowStartedAt - record.loadStartedAt;
+  const to = record.windowEndedAt - record.loadStartedAt;
+  const failures: Record<string, number> = {};
+  let games = 0;
+  let completed = 0;
+  let failed = 0;
+  for (const { cells } of table.rows) {
+    const start = Number(cells["start_ms"]);
+    const end = Number(cells["end_ms"]);
+    if (!(end >= from && start <= to)) continue;
+    games++;
+    if (cells["outcome"] === "completed") completed++;
+    if (cells["outcome"] === "failed") {
+      failed++;
+      const reason = cells["reason"] ?? "";
+      failures[reason] = (failures[reason] ?? 0) + 1;
+    }
+  }
+  return { games, completed, failed, failures };
 }
 
 type Json = Record<string, unknown>;
@@ -102,7 +143,14 @@ export async function readLoadLevels(dir: string): Promise<{ levels: LoadLevel[]
       bots = (err as Error).message;
     }
     if (typeof bots === "string") problems.push({ path: botsPath, reason: `the bots' summary cannot be read: ${bots}` });
-    levels.push({ dir: folder, record, bots: typeof bots === "string" ? null : bots });
+    const gamesPath = join(folder, "games.csv");
+    let window: WindowGames | null = null;
+    try {
+      window = windowGames(await readFile(gamesPath, "utf8"), record);
+    } catch (err) {
+      problems.push({ path: gamesPath, reason: `the bots' games cannot be read: ${(err as Error).message}` });
+    }
+    levels.push({ dir: folder, record, bots: typeof bots === "string" ? null : bots, window });
   }
   return { levels, problems };
 }

@@ -5,6 +5,7 @@
 import { LatencyHistogram, type Stats } from "@flaplab/report-kit/latency";
 import type { LoadSummary } from "@flaplab/load/src/summary.js";
 import { type Group, type Report, splitLevel } from "./aggregate.js";
+import type { WindowGames } from "./levels.js";
 import type { MetricId } from "./metrics.js";
 import { baselineOf, bootstrapMean, CONFIDENCE, roundOf, runMedian } from "./paired.js";
 import { formatMs, NONE, type Table } from "./tables.js";
@@ -41,10 +42,13 @@ export interface LoadRow {
   /** The bots' summary at this level (null at level 0, or when it could not be read). */
   readonly bots: LoadSummary | null;
   /**
-   * Bot games failed or lost with a worker. Games still running when the load's drain ended
-   * (unfinished) are not counted: the load's end cut them, not the server.
+   * Bot games that failed while the Chromium runs were played (all the run's failed games where
+   * the bots' games.csv is missing), and games lost with a worker. Games still running when the
+   * load's drain ended (unfinished) are not counted: the load's end cut them, not the server.
    */
   readonly botGamesLost: number;
+  /** The bot games of the measured window (null without games.csv). */
+  readonly window: WindowGames | null;
   /** Chromium runs failed + bot games lost. */
   readonly gamesLost: number;
   /** Whether the load generator held the level; null without bots. */
@@ -133,7 +137,8 @@ export function loadRows(report: Report): LoadRow[] {
     const ticks = runs.flatMap((r) => (r.status === "ok" && r.engineTicks ? [r.engineTicks] : []));
     const level_ = report.levels?.find((l) => l.record.runFolders.includes(full));
     const bots = level_?.bots ?? null;
-    const botGamesLost = bots ? bots.games.failed + bots.games.lost : 0;
+    const window = level_?.window ?? null;
+    const botGamesLost = bots ? (window ? window.failed : bots.games.failed) + bots.games.lost : 0;
     const failed = runs.filter((r) => r.status !== "ok").length;
     const notHeldBecause = bots ? notHeldReason(bots.verdict) : null;
     return {
@@ -156,6 +161,7 @@ export function loadRows(report: Report): LoadRow[] {
             },
       bots,
       botGamesLost,
+      window,
       gamesLost: failed + botGamesLost,
       held: bots ? notHeldBecause === null : null,
       notHeldBecause,
@@ -193,7 +199,12 @@ export function symptoms(row: LoadRow): string[] {
   if (p99 !== null && p99 > FRAME_P99_LIMIT_MS) out.push(`frame inter-arrival p99 ${p99.toFixed(1)} ms > ${FRAME_P99_LIMIT_MS.toFixed(0)} ms (1.5 ticks)`);
   if (row.engine && row.engine.skipped > 0) out.push(`the engine skipped ${row.engine.skipped} tick(s)`);
   if (row.runs.failed > 0) out.push(`${row.runs.failed} Chromium run(s) failed`);
-  if (row.botGamesLost > 0) out.push(`${row.botGamesLost} bot game(s) failed or lost`);
+  if (row.botGamesLost > 0) {
+    const reasons = Object.entries(row.window?.failures ?? row.bots?.failures ?? {})
+      .sort((a, b) => b[1] - a[1])
+      .map(([reason, n]) => `${reason}: ${n}`);
+    out.push(`${row.botGamesLost} bot game(s) failed or lost${reasons.length > 0 ? ` (${reasons.join("; ")})` : ""}`);
+  }
   return out;
 }
 
@@ -259,7 +270,7 @@ export const LOAD_HUMAN_HEADERS = [
 export function loadHumanTable(rows: readonly LoadRow[]): Table {
   return {
     kind: "load",
-    caption: `Load: the human traces (Chromium) while the bots play; median / p99, ms; penalty against the monolith at the same level, mean of run-by-run differences of the runs' medians [${Math.round(CONFIDENCE * 100)} % bootstrap interval], ms; games lost: Chromium runs failed + bot games failed or lost`,
+    caption: `Load: the human traces (Chromium) while the bots play; median / p99, ms; penalty against the monolith at the same level, mean of run-by-run differences of the runs' medians [${Math.round(CONFIDENCE * 100)} % bootstrap interval], ms; games lost: Chromium runs failed + bot games that failed while the runs were played or were lost with a worker`,
     textColumns: 1,
     headers: LOAD_HUMAN_HEADERS,
     rows: rows.map((r) => [
@@ -282,7 +293,8 @@ export const LOAD_BOT_HEADERS = [
   "deployment",
   "load (players)",
   "bot games (completed / started)",
-  "bot games failed / lost",
+  "bot games during the runs (completed / failed)",
+  "bot games failed, whole load / lost",
   "bot games unfinished at drain",
   "bot start game p50 / p99",
   "bot input → effect p99",
@@ -306,6 +318,7 @@ export function loadBotTable(rows: readonly LoadRow[]): Table {
         r.deployment,
         String(r.level),
         b ? `${b.games.completed} / ${b.games.started}` : NONE,
+        r.window ? `${r.window.completed} / ${r.window.failed}` : NONE,
         b ? `${b.games.failed} / ${b.games.lost}` : NONE,
         b ? String(b.games.unfinished) : NONE,
         b ? `${formatMs(b.latency["start-game"].p50)} / ${formatMs(b.latency["start-game"].p99)}` : NONE,

@@ -25,16 +25,29 @@ function game(audioMs: number, slowGapMs = 33): Row[] {
 const HELD = "verdict: the load generator held this level (bot lateness p99 ≤ 5 ms, every worker's CPU ≤ 85 %): the latencies are the deployment's";
 const NOT_HELD = "verdict: the load generator could not hold this level (bot lateness p99 7.10 ms > 5 ms): these latencies are partly the client's, not the server's";
 
-/** Writes <load>/<folder>/level.json and the bots' summary.json as a study with --load does. */
+/**
+ * Writes <load>/<folder>/level.json, the bots' summary.json and games.csv as a study with --load
+ * does: `completed` and `failed` games during the measured window (10 s to 60 s), and before it, in
+ * the ramp, one game that failed at its login and one unfinished at the drain.
+ */
 async function writeLevel(load: string, folder: string, level: number, bots: { completed: number; failed?: number; verdict: string }): Promise<void> {
   const dir = join(load, folder);
   await mkdir(dir, { recursive: true });
   const ms = (p50: number, p99: number) => ({ samples: 100, p50, p90: p99, p99, p999: p99, max: p99, mean: p50 });
   const failed = bots.failed ?? 0;
+  const games = [
+    "worker,bot,game_id,seed,intended_start_ms,start_ms,end_ms,outcome,reason,score,ticks,simulator_score,presses,reconnections",
+    "0,0,g-ramp,1,0,0,500,failed,login failed (busy),,,,0,0",
+    ...Array.from({ length: bots.completed }, (_, i) => `0,${i},g-${i},1,8000,8000,40000,completed,,19,1033,19,173,0`),
+    ...Array.from({ length: failed }, (_, i) => `0,${i},f-${i},1,8000,8000,30000,failed,score differs from the simulator,5,300,6,40,0`),
+    "0,1,g-drain,1,80000,80000,100000,unfinished,unfinished at drain,3,300,,20,0",
+  ];
+  await writeFile(join(dir, "games.csv"), `${games.join("\n")}\n`);
   await writeFile(
     join(dir, "summary.json"),
     JSON.stringify({
-      games: { started: bots.completed + failed + 1, completed: bots.completed, failed, unfinished: 1, lost: 0 },
+      games: { started: bots.completed + failed + 2, completed: bots.completed, failed: failed + 1, unfinished: 1, lost: 0 },
+      failures: { "login failed (busy)": 1, ...(failed > 0 ? { "score differs from the simulator": failed } : {}), "unfinished at drain": 1 },
       latency: { "start-game": ms(40, 90), "input-effect": ms(20, 41), "input-audio": ms(8, 30), "frame-interarrival": ms(33, 40), "bot-lateness": ms(0.2, 0.5) },
       workerCpuPct: [40],
       verdict: bots.verdict,
@@ -51,8 +64,8 @@ async function writeLevel(load: string, folder: string, level: number, bots: { c
       loadDurationMs: 90_000,
       loadStartedAt: 1_000,
       loadEndsAt: 91_000,
-      windowStartedAt: 10_000,
-      windowEndedAt: 60_000,
+      windowStartedAt: 11_000,
+      windowEndedAt: 61_000,
       covered: true,
       minInFlight: level,
       cpu: [{ group: "engine", components: ["engine"], cpuUs: level * 1_000_000, pct: level * 2 }],
@@ -99,11 +112,13 @@ describe("the report's Load section", () => {
     const section = md.slice(md.indexOf("## Load"), md.indexOf("\n## ", md.indexOf("## Load") + 5));
     expect(section).toMatch(/^\| microservices \| 10 \| 2 \/ 2 \| 15\.0 \/ 16\.0 \|[^\n]*\| 3\.00 \[3\.00 … 3\.00\] \|/m);
     expect(section).toMatch(/^\| monolith \| 10 \| 2 \/ 2 \|[^\n]*\| \(baseline\) \|/m);
-    // Games lost at 20 on microservices: two bot games failed (the unfinished one is the drain's).
+    // Games lost at 20 on microservices: the two bot games that failed during the runs (not the
+    // ramp's failed login, not the game the drain cut).
     expect(section).toMatch(/^\| microservices \| 20 \| 2 \/ 2 \|[^\n]*\| 2 \|$/m);
-    expect(section).toMatch(/^\| microservices \| 20 \| 18 \/ 21 \| 2 \/ 0 \| 1 \| 40\.0 \/ 90\.0 \| 41\.0 \| held \| engine 40 \|$/m);
-    expect(section).toMatch(/^\| monolith \| 20 \| 20 \/ 21 \| 0 \/ 0 \| 1 \|[^\n]*\| not held by the load generator \(bot lateness p99 7\.10 ms > 5 ms\) \| engine 40 \|$/m);
-    expect(section).toMatch(/^\| monolith \| 0 \| – \| – \| – \| – \| – \| – \| – \|$/m);
+    expect(section).toMatch(/^\| microservices \| 10 \| 2 \/ 2 \|[^\n]*\| 0 \|$/m);
+    expect(section).toMatch(/^\| microservices \| 20 \| 18 \/ 22 \| 18 \/ 2 \| 3 \/ 0 \| 1 \| 40\.0 \/ 90\.0 \| 41\.0 \| held \| engine 40 \|$/m);
+    expect(section).toMatch(/^\| monolith \| 20 \| 20 \/ 22 \| 20 \/ 0 \| 1 \/ 0 \| 1 \|[^\n]*\| not held by the load generator \(bot lateness p99 7\.10 ms > 5 ms\) \| engine 40 \|$/m);
+    expect(section).toMatch(/^\| monolith \| 0 \| – \| – \| – \| – \| – \| – \| – \| – \|$/m);
   });
 
   it("names each deployment's saturation point, and does not blame the server for a level the bots did not hold", async () => {
@@ -112,7 +127,7 @@ describe("the report's Load section", () => {
     const sentences = rowsByDeployment(loadRows(report)).map(saturationSentence);
     expect(sentences).toEqual([
       "monolith kept its ticks and lost no game at every level measured, up to 10 players. At 20 players the load generator could not hold the level (bot lateness p99 7.10 ms > 5 ms), so that level says nothing of the server.",
-      "microservices saturates at 20 players: frame inter-arrival p99 80.0 ms > 50 ms (1.5 ticks); 2 bot game(s) failed or lost.",
+      "microservices saturates at 20 players: frame inter-arrival p99 80.0 ms > 50 ms (1.5 ticks); 2 bot game(s) failed or lost (score differs from the simulator: 2).",
     ]);
     const html = await readFile(join(root, "report", "report.html"), "utf8");
     expect(html).toContain(sentences[1]!.replaceAll(">", "&gt;"));
@@ -174,13 +189,15 @@ describe("the Load section of a real study", () => {
     const mono3 = rows.find((r) => r.deployment === "monolith" && r.level === 3)!;
     expect(mono3.bots?.games).toMatchObject({ started: 11, completed: 6, failed: 3, unfinished: 2, lost: 0 });
     expect(mono3).toMatchObject({ botGamesLost: 3, gamesLost: 3, held: true, covered: true });
+    // All three failed while the Chromium runs were played (6 s to 51 s into the load).
+    expect(mono3.window).toEqual({ games: 8, completed: 5, failed: 3, failures: { "score differs from the simulator": 3 } });
     expect(micro3).toMatchObject({ botGamesLost: 0, gamesLost: 0, held: true, covered: true });
     expect(micro3.cpu.map((c) => c.group)).toEqual(["auth", "worldgen", "engine", "initiator", "music", "score"]);
 
     const md = await readFile(files.markdown, "utf8");
     const section = md.slice(md.indexOf("## Load"), md.indexOf("\n## ", md.indexOf("## Load") + 5));
-    expect(section).toMatch(/^\| monolith \| 3 \| 6 \/ 11 \| 3 \/ 0 \| 2 \|[^\n]*\| held \| monolith 7\.7 \|$/m);
-    expect(section).toMatch(/^\| microservices \| 3 \| 9 \/ 11 \| 0 \/ 0 \| 2 \|[^\n]*\| held \| auth 2\.8, worldgen 0\.2, engine 6\.5, initiator 0\.3, music 3\.2, score 0\.1 \|$/m);
+    expect(section).toMatch(/^\| monolith \| 3 \| 6 \/ 11 \| 5 \/ 3 \| 3 \/ 0 \| 2 \|[^\n]*\| held \| monolith 7\.7 \|$/m);
+    expect(section).toMatch(/^\| microservices \| 3 \| 9 \/ 11 \| \d+ \/ 0 \| 0 \/ 0 \| 2 \|[^\n]*\| held \| auth 2\.8, worldgen 0\.2, engine 6\.5, initiator 0\.3, music 3\.2, score 0\.1 \|$/m);
     // That machine did not keep the engine's ticks even without load: the sentence says so.
     expect(section).toMatch(/^- monolith saturates already without load: frame inter-arrival p99 80\.\d ms > 50 ms \(1\.5 ticks\); the engine skipped 5 tick\(s\)\.$/m);
     const html = await readFile(files.html, "utf8");
