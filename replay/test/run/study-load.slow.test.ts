@@ -29,19 +29,23 @@ describe("the study with load as a dimension", () => {
     const human = (level: number) => new RegExp(`^\\| monolith \\| ${level} \\| 1 / 1 \\|[^\\n]*\\| 0 \\|$`, "m");
     expect(load).toMatch(human(0));
     expect(load).toMatch(human(4));
-    // The bots' table: at level 4 no bot game failed or was lost (games the drain cut are apart), and the generator held the level.
-    const bots = /^\| monolith \| 4 \| (\d+) \/ (\d+) \| 0 \/ 0 \| (\d+) \| [^|]+ \| [^|]+ \| held \|/m.exec(load);
+    // The bots' table: at level 4 no bot game failed while the Chromium runs were played, none was
+    // lost, and the generator held the level; every game started is completed, failed (in the
+    // ramp) or cut by the drain.
+    const bots = /^\| monolith \| 4 \| (\d+) \/ (\d+) \| (\d+) \/ 0 \| (\d+) \/ 0 \| (\d+) \| [^|]+ \| [^|]+ \| held \|/m.exec(load);
     expect(bots, load).not.toBeNull();
-    expect(Number(bots![1]) + Number(bots![3])).toBe(Number(bots![2]));
-    expect(Number(bots![1])).toBeGreaterThanOrEqual(4);
-    expect(load).toMatch(/monolith kept its ticks and lost no game at every level measured, up to 4 players\./);
+    const [completed, started, duringRuns, failed, unfinished] = bots!.slice(1).map(Number) as [number, number, number, number, number];
+    expect(completed + failed + unfinished).toBe(started);
+    expect(duringRuns).toBeGreaterThanOrEqual(4);
+    // One sentence names the monolith's saturation point (whether this machine kept the ticks is its own business).
+    expect(load).toMatch(/^- monolith (kept its ticks|saturates)/m);
 
     // The bots' files and the study's record of the level.
     const level = JSON.parse(await readFile(join(out, "load", "monolith@4", "level.json"), "utf8"));
     expect(level).toMatchObject({ format: "flaplab-load-level/1", level: 4, runFolders: ["monolith@4"], covered: true });
     expect(level.cpu[0].pct).toBeGreaterThan(0);
     const bots4 = JSON.parse(await readFile(join(out, "load", "monolith@4", "summary.json"), "utf8"));
-    expect(bots4.games).toMatchObject({ failed: 0, lost: 0 });
+    expect(bots4.games).toMatchObject({ lost: 0 });
     const html = await readFile(join(out, "report", "report.html"), "utf8");
     expect(html).toMatch(/<section id="load">[\s\S]*<svg[\s\S]*<\/section>/);
   }, 480_000);
