@@ -148,10 +148,10 @@ function htmlLoad(report: Report): string {
   if (rows.length === 0) return "";
   const points = loadPoints(rows);
   const sentences = rowsByDeployment(rows).map((r) => `<li>${esc(saturationSentence(r))}</li>`).join("\n");
-  const deployments = [...new Set(rows.map((r) => r.deployment))];
+  const axes = { deployments: [...new Set(rows.map((r) => r.deployment))], levels: [...new Set(rows.map((r) => r.level))].sort((a, b) => a - b) };
   const charts = [
-    chart(loadPenaltyPlot(points.penalty, deployments), "penalty on input to audio against load"),
-    chart(loadAudioPlot(points.audio, deployments), "input to audio median against load"),
+    chart(loadPenaltyPlot(points.penalty, axes), "penalty on input to audio against load"),
+    chart(loadAudioPlot(points.audio, axes), "input to audio median against load"),
   ]
     .filter((c) => c !== "")
     .join("\n");
