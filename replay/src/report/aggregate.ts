@@ -1,4 +1,5 @@
 import { LatencyHistogram, type Stats } from "@flaplab/report-kit/latency";
+import type { LoadLevel } from "./levels.js";
 import type { Problem, RpcSide, RunData, RunSource } from "./load.js";
 import { METRIC_IDS, type MetricId } from "./metrics.js";
 
@@ -36,6 +37,8 @@ export interface Report {
   readonly inputs: readonly string[];
   readonly groups: readonly Group[];
   readonly problems: readonly Problem[];
+  /** The load levels of a study with `--load`: the study's record and the bots' summary per deployment × level. */
+  readonly levels?: readonly LoadLevel[];
 }
 
 /** Metrics a data source cannot provide. FlappyGo logs no input seqs, so no input-to-effect. */
@@ -54,7 +57,17 @@ export function rpcLabel(src: string, dst: string, verb: string, side: RpcSide =
  */
 export const DEPLOYMENT_ORDER: readonly string[] = ["monolith", "microservices", "multiaz", "multiregion"];
 
-function deploymentRank(name: string): number {
+/**
+ * A deployment's name without its load level, and the level: runs of `pnpm study --load` at L
+ * bot players are filed as `<deployment>@<L>` ("microservices+websocket@100"); other names are level 0.
+ */
+export function splitLevel(name: string): { readonly name: string; readonly level: number } {
+  const m = /^(.+)@(\d+)$/.exec(name);
+  return m ? { name: m[1]!, level: Number(m[2]) } : { name, level: 0 };
+}
+
+function deploymentRank(full: string): number {
+  const { name } = splitLevel(full);
   const plus = name.indexOf("+");
   const i = DEPLOYMENT_ORDER.indexOf(plus < 0 ? name : name.slice(0, plus));
   return (i < 0 ? DEPLOYMENT_ORDER.length : i) * 2 + (plus < 0 ? 0 : 1);
@@ -73,7 +86,13 @@ export function buildReport(runs: readonly RunData[], problems: readonly Problem
     byKey.set(key, list);
   }
   const groups = [...byKey.values()].map((list) => buildGroup(list));
-  groups.sort((a, b) => a.seed.localeCompare(b.seed) || deploymentRank(a.deployment) - deploymentRank(b.deployment) || a.deployment.localeCompare(b.deployment));
+  groups.sort(
+    (a, b) =>
+      a.seed.localeCompare(b.seed) ||
+      deploymentRank(a.deployment) - deploymentRank(b.deployment) ||
+      splitLevel(a.deployment).name.localeCompare(splitLevel(b.deployment).name) ||
+      splitLevel(a.deployment).level - splitLevel(b.deployment).level,
+  );
   return { generatedAt: now.toISOString(), inputs: [...inputs], groups, problems: [...problems] };
 }
 

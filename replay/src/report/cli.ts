@@ -1,7 +1,8 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, stat, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { buildReport, type Report } from "./aggregate.js";
 import { compareStudies } from "./agreement.js";
+import { type LoadLevel, readLoadLevels } from "./levels.js";
 import { discoverRuns, UsageError, type Problem, type RunData } from "./load.js";
 import { metricsJson, renderHtml, renderMarkdown, renderMetricsCsv } from "./render.js";
 
@@ -12,6 +13,11 @@ export interface ReportOptions {
   readonly flappyGo?: readonly string[];
   /** Where report.html, report.md, metrics.csv and metrics.json go (created if missing). */
   readonly outDir: string;
+  /**
+   * The load levels of a study with `--load` (`<study>/load`); an input folder's own `load/` is read
+   * too.
+   */
+  readonly load?: string;
   /** Base for relative paths; defaults to process.cwd(). */
   readonly cwd?: string;
   readonly now?: Date;
@@ -47,7 +53,17 @@ export async function generateReport(options: ReportOptions): Promise<ReportResu
   if (runs.length === 0) {
     throw new UsageError(`no runs found in ${[...inputs, ...flappyGo].join(", ")} (looked for summary.json with format flaplab-run/1 and FlappyGo client_seed_<seed>_run_<n> folders)`);
   }
-  const report = buildReport(runs, problems, [...inputs, ...flappyGo], options.now);
+  if (options.load !== undefined && !(await stat(resolve(cwd, options.load)).catch(() => null))?.isDirectory()) {
+    throw new UsageError(`--load: no such folder: ${resolve(cwd, options.load)}`);
+  }
+  const levels: LoadLevel[] = [];
+  const loadDirs = [...new Set([...(options.load === undefined ? [] : [resolve(cwd, options.load)]), ...inputs.map((i) => join(i, "load"))])];
+  for (const dir of loadDirs) {
+    const found = await readLoadLevels(dir);
+    levels.push(...found.levels.filter((l) => !levels.some((k) => k.dir === l.dir)));
+    for (const p of found.problems) if (!problems.some((q) => q.path === p.path)) problems.push(p);
+  }
+  const report = { ...buildReport(runs, problems, [...inputs, ...flappyGo], options.now), ...(levels.length > 0 ? { levels } : {}) };
   const out = resolve(cwd, options.outDir);
   await mkdir(out, { recursive: true });
   const files = {
@@ -63,12 +79,13 @@ export async function generateReport(options: ReportOptions): Promise<ReportResu
   return { report, files };
 }
 
-export const USAGE = `usage: pnpm report <run-folder-or-parent> [more…] --out <dir> [--flappygo <flappygo-data-folder>]…
+export const USAGE = `usage: pnpm report <run-folder-or-parent> [more…] --out <dir> [--flappygo <flappygo-data-folder>]… [--load <study>/load]
 
 Finds FlapLab run folders (summary.json with format flaplab-run/1) below each folder, and FlappyGo
 client_seed_<seed>_run_<n> folders below each --flappygo folder (repeat the flag for more), groups
 the runs by deployment × seed and writes report.html, report.md, metrics.csv and metrics.json into
---out. Relative paths are resolved against INIT_CWD (set by pnpm), else the current directory.
+--out. --load names a study's load levels (pnpm study --load; a folder argument's own load/ is read
+too): the report then adds its Load section. Relative paths are resolved against INIT_CWD (set by pnpm), else the current directory.
 Exit codes: 0 written, 2 usage error, missing folder or no runs, 1 anything else.
 
        pnpm report compare <study-a> <study-b>
@@ -87,6 +104,7 @@ export interface CliIo {
 export interface ParsedArgs {
   readonly inputs: string[];
   readonly flappyGo: string[];
+  readonly load: string | null;
   readonly outDir: string | null;
   readonly help: boolean;
 }
@@ -95,6 +113,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   const inputs: string[] = [];
   const flappyGo: string[] = [];
   let outDir: string | null = null;
+  let load: string | null = null;
   let help = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -106,6 +125,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     };
     if (flag === "--out" || flag === "-o") outDir = value();
     else if (flag === "--flappygo") flappyGo.push(value());
+    else if (flag === "--load") load = value();
     else if (flag === "--help" || flag === "-h") help = true;
     else if (flag === "--") {
       inputs.push(...argv.slice(i + 1));
@@ -114,7 +134,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     else if (flag.startsWith("-")) throw new UsageError(`unknown option ${flag}`, true);
     else inputs.push(arg);
   }
-  return { inputs, flappyGo, outDir, help };
+  return { inputs, flappyGo, load, outDir, help };
 }
 
 /** The report command. Returns the exit code. */
@@ -133,7 +153,13 @@ export async function runReportCli(argv: readonly string[], io: CliIo): Promise<
       return 0;
     }
     if (args.outDir === null) throw new UsageError("--out <dir> is required", true);
-    const { report, files } = await generateReport({ inputs: args.inputs, flappyGo: args.flappyGo, outDir: args.outDir, cwd: io.cwd });
+    const { report, files } = await generateReport({
+      inputs: args.inputs,
+      flappyGo: args.flappyGo,
+      outDir: args.outDir,
+      cwd: io.cwd,
+      ...(args.load === null ? {} : { load: args.load }),
+    });
     const runs = report.groups.flatMap((g) => g.runs);
     const count = (s: string): number => runs.filter((r) => r.status === s).length;
     io.out(

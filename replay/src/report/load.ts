@@ -57,6 +57,8 @@ export interface RunData {
   readonly serverCpu: ServerCpuView | null;
   /** With `pnpm study --duet`: the deployment that played at the same time, and the pair's reference. */
   readonly duet: DuetView | null;
+  /** The engine's own account of its ticks in this game (its GameSummary); null when the run has none. */
+  readonly engineTicks: EngineTicksView | null;
   /** Metric samples; null when the run has no readable latency log. */
   values: MetricValues | null;
   /** Each press's input-to-effect and input-to-audio by seq (FlapLab runs with a readable log). */
@@ -69,6 +71,13 @@ export interface RunData {
 }
 
 /** A run's `duet` (see RunSummary). */
+/** How late the engine's ticks ran in one game (from its GameSummary), ms. */
+export interface EngineTicksView {
+  readonly latenessP50Ms: number | null;
+  readonly latenessMaxMs: number | null;
+  readonly skipped: number | null;
+}
+
 export interface DuetView {
   readonly partner: string;
   readonly reference: string;
@@ -159,6 +168,8 @@ async function walk(dir: string, flapLab: string[], flappyGo: string[]): Promise
   if (dir.endsWith(".partial")) return;
   const entries = await readdir(dir, { withFileTypes: true });
   const names = new Set(entries.filter((e) => e.isFile()).map((e) => e.name));
+  // A load level of a study (`pnpm study --load`): the bots' summary.json, not a run.
+  if (names.has("level.json")) return;
   if (names.has("summary.json")) {
     flapLab.push(dir);
     return;
@@ -199,6 +210,7 @@ function emptyRun(source: RunSource, dir: string, deployment: string, seed: stri
     fault: null,
     serverCpu: null,
     duet: null,
+    engineTicks: null,
     values: null,
     presses: null,
     frameTimes: [],
@@ -267,6 +279,7 @@ export async function loadFlapLabRun(dir: string): Promise<RunData | null> {
     fault: faultOf(summary["fault"]),
     serverCpu: serverCpuOf(summary["serverCpu"]),
     duet: duetOf(summary["duet"]),
+    engineTicks: engineTicksOf(summary["engine"]),
   };
 
   // A failed run keeps its failure as the reason; its files only add notes.
@@ -304,6 +317,16 @@ export async function loadFlapLabRun(dir: string): Promise<RunData | null> {
     return fail(`rpc.ndjson ${errorText(err)}`);
   }
   return run;
+}
+
+function engineTicksOf(v: unknown): EngineTicksView | null {
+  if (!isObject(v)) return null;
+  const us = (k: string): number | null => {
+    const n = numOrNull(v[k]);
+    return n === null ? null : n / 1000;
+  };
+  const view = { latenessP50Ms: us("tickLatenessP50Us"), latenessMaxMs: us("tickLatenessMaxUs"), skipped: numOrNull(v["ticksSkipped"]) };
+  return view.latenessP50Ms === null && view.latenessMaxMs === null && view.skipped === null ? null : view;
 }
 
 function duetOf(v: unknown): DuetView | null {

@@ -57,10 +57,13 @@ export function bootstrapMean(diffs: readonly number[], resamples = RESAMPLES, c
   return { mean, low: at(tail), high: at(1 - tail) };
 }
 
-/** The deployment `name` is compared with: the baseline over the same stream link ("monolith+websocket"). */
+/**
+ * The deployment `name` is compared with: the baseline over the same stream link and at the same
+ * load level ("monolith+websocket", "monolith@100").
+ */
 export function baselineOf(name: string, baseline = BASELINE): string {
-  const plus = name.indexOf("+");
-  return plus < 0 ? baseline : `${baseline}${name.slice(plus)}`;
+  const suffix = name.search(/[+@]/);
+  return suffix < 0 ? baseline : `${baseline}${name.slice(suffix)}`;
 }
 
 /** Every deployment's paired penalty against the baseline, per seed and metric. */

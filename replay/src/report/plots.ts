@@ -77,3 +77,51 @@ export function rpcPlot(group: Group): string | null {
     ],
   });
 }
+
+/** A load level's figure for one deployment, as the Load plots draw it. */
+export interface LoadPoint {
+  readonly deployment: string;
+  readonly level: number;
+  readonly ms: number;
+  /** The 95 % interval, where there is one. */
+  readonly low?: number | null;
+  readonly high?: number | null;
+}
+
+/** A figure (ms) against load (bot players), one line per deployment, with interval whiskers where given. */
+/** What both Load plots share: every deployment (one colour each) and every level measured (the x axis). */
+export interface LoadAxes {
+  readonly deployments: readonly string[];
+  readonly levels: readonly number[];
+}
+
+function loadPlot(title: string, yLabel: string, points: readonly LoadPoint[], axes: LoadAxes, zero: boolean): string | null {
+  if (points.length === 0) return null;
+  const whiskers = points.filter((p) => p.low != null && p.high != null);
+  return render({
+    title,
+    width: 380,
+    height: 260,
+    marginLeft: 50,
+    style: STYLE,
+    // Every level on the axis, and the same colour for a deployment in both plots, whether or not it has a point there.
+    x: { label: "load (bot players)", grid: true, domain: [Math.min(...axes.levels), Math.max(...axes.levels)], ticks: [...axes.levels] },
+    y: { label: yLabel, grid: true, ...(zero ? { zero: true } : {}) },
+    color: { legend: true, domain: [...axes.deployments] },
+    marks: [
+      ...(zero ? [Plot.ruleY([0], { stroke: "#888" })] : []),
+      Plot.ruleX(whiskers, { x: "level", y1: "low", y2: "high", stroke: "deployment", strokeOpacity: 0.6 }),
+      Plot.line(points, { x: "level", y: "ms", stroke: "deployment", z: "deployment", marker: "circle" }),
+    ],
+  });
+}
+
+/** The paired penalty on input → audio against load, one line per deployment (whiskers: the 95 % interval). */
+export function loadPenaltyPlot(points: readonly LoadPoint[], axes: LoadAxes): string | null {
+  return loadPlot("penalty on input → audio against load", "penalty against the monolith (ms)", points, axes, true);
+}
+
+/** The median input → audio against load, one line per deployment. */
+export function loadAudioPlot(points: readonly LoadPoint[], axes: LoadAxes): string | null {
+  return loadPlot("input → audio median against load", "input → audio p50 (ms)", points, axes, false);
+}

@@ -5,7 +5,8 @@ import { STAT_KEYS } from "@flaplab/report-kit/latency";
 import { cpuRows } from "./cpu.js";
 import { METRICS } from "./metrics.js";
 import { duetPenalties, pairedPenalties } from "./paired.js";
-import { cdfPlot, interArrivalPlot, rpcPlot } from "./plots.js";
+import { loadBotTable, loadHumanTable, type LoadRow, loadRows, rowsByDeployment, saturationSentence } from "./load-section.js";
+import { cdfPlot, interArrivalPlot, type LoadPoint, loadAudioPlot, loadPenaltyPlot, rpcPlot } from "./plots.js";
 import {
   comparisonTable,
   cpuTable,
@@ -65,6 +66,7 @@ th, td { border: 1px solid #ddd; padding: .2rem .55rem; text-align: right; white
 thead th { background: #f3f3f3; white-space: normal; } tbody th { font-weight: normal; }
 th.t, td.t { text-align: left; }
 table.failures td:last-child, table.problems td:last-child { white-space: normal; }
+table.load-bots td:nth-last-child(-n+2) { white-space: normal; text-align: left; min-width: 12rem; }
 tr.failed > * { background: #fff4e5; } tr.unreadable > * { background: #fdecec; }
 .charts { display: flex; flex-wrap: wrap; gap: 1rem; } .chart { margin: .5rem 0; }
 .chart h2 { font-size: 1rem; margin: 0 0 .3rem; }
@@ -122,9 +124,50 @@ function htmlCdfs(report: Report): string {
   return out.join("\n");
 }
 
+const LOAD_NOTE =
+  "Level 0 is the study without load; at L > 0, L autopilot bots (pnpm load) played on the deployment while its Chromium runs were played. " +
+  "A deployment saturates at the first level where the pages' frame inter-arrival p99 exceeds 1.5 ticks (50 ms), the engine skips ticks, or games are lost; " +
+  "a level the load generator could not hold is not counted against the server. The bots and the servers share this machine's cores.";
+
+/** The Load plots' points: the penalty on input → audio (deployments other than the baseline) and the input → audio median. */
+function loadPoints(rows: readonly LoadRow[]): { penalty: LoadPoint[]; audio: LoadPoint[] } {
+  const penalty: LoadPoint[] = [];
+  const audio: LoadPoint[] = [];
+  for (const r of rows) {
+    const p = r.penaltyAudio;
+    if (p && p.meanMs !== null) penalty.push({ deployment: r.deployment, level: r.level, ms: p.meanMs, low: p.lowMs, high: p.highMs });
+    const median = r.audio?.median ?? null;
+    if (median !== null) audio.push({ deployment: r.deployment, level: r.level, ms: median });
+  }
+  return { penalty, audio };
+}
+
+/** The Load section (a study with `--load`), or "". */
+function htmlLoad(report: Report): string {
+  const rows = loadRows(report);
+  if (rows.length === 0) return "";
+  const points = loadPoints(rows);
+  const sentences = rowsByDeployment(rows).map((r) => `<li>${esc(saturationSentence(r))}</li>`).join("\n");
+  const axes = { deployments: [...new Set(rows.map((r) => r.deployment))], levels: [...new Set(rows.map((r) => r.level))].sort((a, b) => a - b) };
+  const charts = [
+    chart(loadPenaltyPlot(points.penalty, axes), "penalty on input to audio against load"),
+    chart(loadAudioPlot(points.audio, axes), "input to audio median against load"),
+  ]
+    .filter((c) => c !== "")
+    .join("\n");
+  return `<section id="load"><h2>Load</h2>
+<p class="note">${esc(LOAD_NOTE)}</p>
+<ul>${sentences}</ul>
+${htmlTable(loadHumanTable(rows))}
+${htmlTable(loadBotTable(rows))}
+${charts === "" ? "" : `<div class="charts">${charts}</div>`}
+</section>`;
+}
+
 /** The whole report as one self-contained HTML document (inline CSS and SVG, no external URLs). */
 export function renderHtml(report: Report): string {
   const problems = problemsTable(report);
+  const hasLoad = loadRows(report).length > 0;
   const nav = report.groups.map((g, i) => `<li><a href="#${groupAnchor(i)}">${esc(groupTitle(g))}</a></li>`).join("");
   return `<!doctype html>
 <html lang="en">
@@ -138,7 +181,7 @@ export function renderHtml(report: Report): string {
 <h1>FlapLab measurement report</h1>
 <p class="meta">Generated ${esc(report.generatedAt)} from ${report.inputs.map((i) => `<code>${esc(i)}</code>`).join(", ")}.</p>
 <p class="note">${esc(PERCENTILE_NOTE)} Values are ms with 3 significant digits.</p>
-<nav><ul>${nav}</ul></nav>
+<nav><ul>${hasLoad ? '<li><a href="#load">Load</a></li>' : ""}${nav}</ul></nav>
 <section id="comparison"><h2>Comparison</h2>
 ${htmlTable(comparisonTable(report))}
 ${htmlTable(penaltyTable(report))}
@@ -146,6 +189,7 @@ ${htmlTable(duetTable(report))}
 ${htmlTable(cpuTable(report))}
 ${htmlCdfs(report)}
 </section>
+${htmlLoad(report)}
 ${problems.rows.length > 0 ? `<section id="problems"><h2>Unreadable runs and files</h2>\n${htmlTable(problems)}</section>` : ""}
 ${report.groups.map((g, i) => htmlGroup(g, i)).join("\n")}
 </body>
@@ -177,6 +221,12 @@ export function renderMarkdown(report: Report): string {
     mdTable(duetTable(report)),
     mdTable(cpuTable(report)),
   ];
+  const load = loadRows(report);
+  if (load.length > 0) {
+    out.push("## Load", "", `${LOAD_NOTE} Plots are in report.html.`, "");
+    for (const r of rowsByDeployment(load)) out.push(`- ${saturationSentence(r)}`);
+    out.push("", mdTable(loadHumanTable(load)), mdTable(loadBotTable(load)));
+  }
   const problems = problemsTable(report);
   if (problems.rows.length > 0) out.push("## Unreadable runs and files", "", mdTable(problems));
   for (const g of report.groups) {
@@ -263,6 +313,7 @@ export function metricsJson(report: Report): unknown {
         serverCpu: r.serverCpu,
       })),
     })),
+    load: loadRows(report).map((r) => ({ ...r, bots: r.bots === null ? null : { games: r.bots.games, latency: r.bots.latency, verdict: r.bots.verdict, workerCpuPct: r.bots.workerCpuPct } })),
     problems: report.problems,
   };
 }

@@ -20,6 +20,7 @@ import { replayDuet } from "../run/duet.js";
 import { replay } from "../run/runner.js";
 import { type RunningDeployment, startStudyDeployment } from "./deployment.js";
 import { faultInjector } from "./faults.js";
+import { expectedPlayMs, levelFolder, LoadStartError, loadDurationMs, parseLoadLevels, playUnderLoad } from "./load-levels.js";
 
 /** The four deployments of the study, nearest first (the report lists them in this order). */
 export const STUDY_DEPLOYMENTS = DEPLOYMENT_ORDER;
@@ -31,6 +32,7 @@ export const FAULT_DEPLOYMENT = "microservices-sharded";
 export const STUDY_USAGE = `usage: pnpm study [--runs <n>] [--out <dir>] [--deployments a,b,…] [--trace <file> …] [--retries <n>]
                   [--chromium <path>] [--stock-scheduling] [--links webtransport,websocket]
                   [--fault <kind>@<tick>] [--tls] [--sequential | --duet <a>,<b>] [--press-on-ticks]
+                  [--load <players>,<players>,… [--load-workers <n>]]
   Runs every deployment (default: ${STUDY_DEPLOYMENTS.join(", ")}) with pnpm dev, replays every trace
   (default: the easy and hard seeds in replay/traces) --runs times each in Chromium over each stream
   link (default: webtransport; runs over websocket are filed as <deployment>+websocket), and writes
@@ -46,7 +48,11 @@ export const STUDY_USAGE = `usage: pnpm study [--runs <n>] [--out <dir>] [--depl
   the game reaches <tick>; the page then presses on the game's tick clock. Default deployment with a fault: ${FAULT_DEPLOYMENT}. Runs are filed as
   <deployment>+<kind>@<tick>.
   --tls makes the calls between regions go over https:// to a TLS listener in front of each callee, as
-  in the cloud; runs of deployments with calls between regions are filed as <deployment>+tls.`;
+  in the cloud; runs of deployments with calls between regions are filed as <deployment>+tls.
+  --load 0,100,400 adds load as a dimension: level 0 is the study as above; at each level L > 0, for each
+  deployment in turn, L autopilot bots (pnpm load, WebSocket, --load-workers processes, default 1) play
+  on it while its Chromium runs are played; those runs are filed as <deployment>@<L>, the bots' figures
+  go to <out>/load/<deployment>@<L>/, and the report adds a Load section.`;
 
 export interface StudyOptions {
   readonly deployments: readonly string[];
@@ -69,6 +75,10 @@ export interface StudyOptions {
   readonly duet: boolean;
   /** Pages press on the game's tick clock (ReplayOptions.pressOnTicks). */
   readonly pressOnTicks: boolean;
+  /** Load levels (bot players), strictly increasing; empty: no load dimension. */
+  readonly loadLevels: readonly number[];
+  /** The load generator's worker processes at each level. */
+  readonly loadWorkers: number;
 }
 
 export function parseStudyArgs(argv: readonly string[], cwd: string, repo: string): StudyOptions {
@@ -90,6 +100,8 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
           sequential: { type: "boolean", default: false },
           duet: { type: "string" },
           "press-on-ticks": { type: "boolean", default: false },
+          load: { type: "string" },
+          "load-workers": { type: "string" },
         },
       }).values;
     } catch (err) {
@@ -106,6 +118,15 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
     const clash = values.deployments !== undefined ? "--deployments" : values.sequential ? "--sequential" : fault ? "--fault" : null;
     if (clash) throw new ReplayUsageError(`--duet names its two deployments and cannot go with ${clash}`);
   }
+  const loadLevels = values.load === undefined ? [] : parseLoadLevels(values.load);
+  if (values.load !== undefined) {
+    const clash = duet ? "--duet" : fault ? "--fault" : null;
+    if (clash) throw new ReplayUsageError(`--load cannot go with ${clash}: the bots would play through its games`);
+  }
+  if (values["load-workers"] !== undefined && values.load === undefined) throw new ReplayUsageError("--load-workers goes with --load");
+  const loadWorkersText = values["load-workers"] ?? "1";
+  const loadWorkers = Number(loadWorkersText);
+  if (!/^\d+$/.test(loadWorkersText) || loadWorkers < 1 || loadWorkers > 64) throw new ReplayUsageError(`--load-workers must be a whole number from 1 to 64, got "${loadWorkersText}"`);
   // A name is one of the repository's topologies; a file is resolved like the other paths.
   const deployments = (values.duet ?? values.deployments ?? (fault ? FAULT_DEPLOYMENT : STUDY_DEPLOYMENTS.join(",")))
     .split(",")
@@ -129,6 +150,8 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
     sequential: values.sequential,
     duet,
     pressOnTicks: values["press-on-ticks"],
+    loadLevels,
+    loadWorkers,
   };
 }
 
@@ -195,10 +218,10 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
     }
   };
   /** What the runner needs to replay every trace `runs` times on one deployment over `link`. */
-  const replayOptionsFor = (name: string, deployment: RunningDeployment, runs: number, link: StreamLink): ReplayOptions => {
-    // "+tls" only where some call really went over TLS (a deployment with groups in several regions).
-    const tls = deployment.emulation?.edges.some((e) => e.tls) ? "+tls" : "";
-    const folder = `${deploymentFolder(name, link)}${tls}${opts.fault ? `+${opts.fault.kind}@${opts.fault.tick}` : ""}`;
+  /** "+tls" only where some call really went over TLS (a deployment with groups in several regions). */
+  const tlsOf = (deployment: RunningDeployment): string => (deployment.emulation?.edges.some((e) => e.tls) ? "+tls" : "");
+  const replayOptionsFor = (name: string, deployment: RunningDeployment, runs: number, link: StreamLink, level = 0): ReplayOptions => {
+    const folder = levelFolder(`${deploymentFolder(name, link)}${tlsOf(deployment)}${opts.fault ? `+${opts.fault.kind}@${opts.fault.tick}` : ""}`, level);
     return {
         url: deployment.webUrl,
         traces,
@@ -216,15 +239,49 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
         ...(opts.fault ? { fault: { ...opts.fault, inject: faultInjector(opts.fault.kind, deployment, (line) => log(`study:   ${folder}: ${line}`)) } } : {}),
     };
   };
+  /** How long each deployment's Chromium runs took without load (the load's duration is chosen from it), ms. */
+  const unloadedMs = new Map<string, number>();
   /** Replays every trace `runs` times on one deployment, over each link. */
-  const play = async (name: string, deployment: RunningDeployment, runs: number, progress: string): Promise<void> => {
+  const play = async (name: string, deployment: RunningDeployment, runs: number, progress: string, level = 0): Promise<void> => {
+    const t0 = performance.now();
     for (const link of opts.links) {
-      const replayOptions = replayOptionsFor(name, deployment, runs, link);
+      const replayOptions = replayOptionsFor(name, deployment, runs, link, level);
       const result = await replay(replayOptions, (line) => log(`study:   ${replayOptions.deployment}${progress}: ${line}`));
       ok += result.ok;
       failed += result.failed;
     }
+    if (level === 0) unloadedMs.set(name, (unloadedMs.get(name) ?? 0) + performance.now() - t0);
   };
+  /** All of a deployment's Chromium runs at `level` > 0, played while `level` bots play on it. */
+  const playLoaded = async (name: string, deployment: RunningDeployment, level: number): Promise<void> => {
+    const folder = levelFolder(`${name}${tlsOf(deployment)}`, level);
+    const expected = unloadedMs.get(name) ?? expectedPlayMs(traces, opts.runs) * opts.links.length;
+    const durationMs = loadDurationMs(expected);
+    log(`study: load ${level} players on ${name}: ${opts.loadWorkers} load worker(s), bots start games for ${(durationMs / 1000).toFixed(0)} s (Chromium runs expected to take ${(expected / 1000).toFixed(0)} s)`);
+    try {
+      await playUnderLoad(
+        {
+          deployment,
+          folder,
+          runFolders: opts.links.map((link) => replayOptionsFor(name, deployment, 1, link, level).deployment!),
+          level,
+          workers: opts.loadWorkers,
+          durationMs,
+          dir: join(opts.out, "load", folder),
+          log: (line) => log(`study:   ${folder}: ${line}`),
+        },
+        () => play(name, deployment, opts.runs, ` (load ${level})`, level),
+      );
+    } catch (err) {
+      if (!(err instanceof LoadStartError)) throw err;
+      // The other levels and deployments are still measured; the runs of this one count as failed.
+      const notPlayed = traces.length * opts.runs * opts.links.length;
+      failed += notPlayed;
+      log(`study: ${err.message}; its ${notPlayed} Chromium run(s) were not played`);
+    }
+  };
+  const levels = opts.loadLevels.length > 0 ? opts.loadLevels : [0];
+  const loadedLevels = levels.filter((l) => l > 0);
   if (opts.duet) {
     await sideBySide(async (running) => {
       const [a, b] = running as [Started, Started];
@@ -240,22 +297,27 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
     for (const [i, name] of names.entries()) {
       const deployment = await start(i);
       try {
-        await play(name, deployment, opts.runs, "");
+        if (levels.includes(0)) await play(name, deployment, opts.runs, "");
+        for (const level of loadedLevels) await playLoaded(name, deployment, level);
       } finally {
         await deployment.stop();
       }
     }
   } else {
     await sideBySide(async (running) => {
-      for (let round = 0; round < opts.runs; round++) {
-        const order = roundOrder(running, round);
-        log(`study: round ${round + 1}/${opts.runs}: ${order.map((d) => d.name).join(", ")}`);
-        for (const d of order) await play(d.name, d.deployment, 1, ` (round ${round + 1}/${opts.runs})`);
+      if (levels.includes(0)) {
+        for (let round = 0; round < opts.runs; round++) {
+          const order = roundOrder(running, round);
+          log(`study: round ${round + 1}/${opts.runs}: ${order.map((d) => d.name).join(", ")}`);
+          for (const d of order) await play(d.name, d.deployment, 1, ` (round ${round + 1}/${opts.runs})`);
+        }
       }
+      // Under load, one deployment at a time: the bots of a level play on it through all its runs.
+      for (const level of loadedLevels) for (const d of running) await playLoaded(d.name, d.deployment, level);
     });
   }
   const reportDir = join(opts.out, "report");
-  const { files } = await generateReport({ inputs: [runsDir], outDir: reportDir });
+  const { files } = await generateReport({ inputs: [runsDir], outDir: reportDir, ...(loadedLevels.length > 0 ? { load: join(opts.out, "load") } : {}) });
   log(`study: ${ok} runs ok, ${failed} failed; report: ${files.html}`);
   return { ok, failed, report: files.html };
 }
