@@ -28,7 +28,8 @@ export interface LoadRow {
   /** The deployment without its level ("microservices", "monolith+websocket"). */
   readonly deployment: string;
   readonly level: number;
-  readonly runs: { readonly ok: number; readonly all: number; readonly failed: number };
+  /** Chromium runs: ok, all, failed, and failed other than off the simulator's score (lost). */
+  readonly runs: { readonly ok: number; readonly all: number; readonly failed: number; readonly lost: number };
   /** The Chromium runs' samples pooled over the seeds. */
   readonly audio: Stats | null;
   readonly effect: Stats | null;
@@ -43,13 +44,20 @@ export interface LoadRow {
   readonly bots: LoadSummary | null;
   /**
    * Bot games that failed while the Chromium runs were played (all the run's failed games where
-   * the bots' games.csv is missing), and games lost with a worker. Games still running when the
-   * load's drain ended (unfinished) are not counted: the load's end cut them, not the server.
+   * the bots' games.csv is missing), and games lost with a worker; not those that ended off the
+   * simulator's score (`offScore`). Games still running when the load's drain ended (unfinished)
+   * are not counted: the load's end cut them, not the server.
    */
   readonly botGamesLost: number;
+  /**
+   * Games that ended and were recorded, but not at the simulator's score: Chromium runs and bot
+   * games (while the runs were played) where a press was applied a tick later than meant. Not lost:
+   * what a player feels as a press that came too late.
+   */
+  readonly offScore: number;
   /** The bot games of the measured window (null without games.csv). */
   readonly window: WindowGames | null;
-  /** Chromium runs failed + bot games lost. */
+  /** Chromium runs failed (other than off the simulator's score) + bot games lost. */
   readonly gamesLost: number;
   /** Whether the load generator held the level; null without bots. */
   readonly held: boolean | null;
@@ -116,6 +124,11 @@ export function hasLoadLevels(report: Report): boolean {
   return (report.levels?.length ?? 0) > 0 || report.groups.some((g) => splitLevel(g.deployment).level > 0);
 }
 
+/** The load generator's reason for a bot game that ended off the simulator's score. */
+const BOT_OFF_SCORE = "score differs from the simulator";
+/** The runner's reason for a Chromium run that ended off the simulator's score. */
+const RUN_OFF_SCORE = /differs from the simulator's/;
+
 /** Every deployment × level of the study, deployments in the report's order, levels ascending. */
 export function loadRows(report: Report): LoadRow[] {
   if (!hasLoadLevels(report)) return [];
@@ -138,13 +151,16 @@ export function loadRows(report: Report): LoadRow[] {
     const level_ = report.levels?.find((l) => l.record.runFolders.includes(full));
     const bots = level_?.bots ?? null;
     const window = level_?.window ?? null;
-    const botGamesLost = bots ? (window ? window.failed : bots.games.failed) + bots.games.lost : 0;
+    const botFailures = window ? window.failures : (bots?.failures ?? {});
+    const botOffScore = bots ? (botFailures[BOT_OFF_SCORE] ?? 0) : 0;
+    const botGamesLost = bots ? (window ? window.failed : bots.games.failed) - botOffScore + bots.games.lost : 0;
     const failed = runs.filter((r) => r.status !== "ok").length;
+    const runsOffScore = runs.filter((r) => r.status === "failed" && r.reason !== null && RUN_OFF_SCORE.test(r.reason)).length;
     const notHeldBecause = bots ? notHeldReason(bots.verdict) : null;
     return {
       deployment,
       level,
-      runs: { ok: groups.reduce((a, g) => a + g.pooled.length, 0), all: runs.length, failed },
+      runs: { ok: groups.reduce((a, g) => a + g.pooled.length, 0), all: runs.length, failed, lost: failed - runsOffScore },
       audio: pooled(groups, "input_to_audio"),
       effect: pooled(groups, "input_to_effect"),
       start: pooled(groups, "start_game"),
@@ -161,8 +177,9 @@ export function loadRows(report: Report): LoadRow[] {
             },
       bots,
       botGamesLost,
+      offScore: runsOffScore + botOffScore,
       window,
-      gamesLost: failed + botGamesLost,
+      gamesLost: failed - runsOffScore + botGamesLost,
       held: bots ? notHeldBecause === null : null,
       notHeldBecause,
       covered: level_ ? level_.record.covered : null,
@@ -198,9 +215,10 @@ export function symptoms(row: LoadRow): string[] {
   const p99 = row.frames?.p99 ?? null;
   if (p99 !== null && p99 > FRAME_P99_LIMIT_MS) out.push(`frame inter-arrival p99 ${p99.toFixed(1)} ms > ${FRAME_P99_LIMIT_MS.toFixed(0)} ms (1.5 ticks)`);
   if (row.engine && row.engine.skipped > 0) out.push(`the engine skipped ${row.engine.skipped} tick(s)`);
-  if (row.runs.failed > 0) out.push(`${row.runs.failed} Chromium run(s) failed`);
+  if (row.runs.lost > 0) out.push(`${row.runs.lost} Chromium run(s) failed`);
   if (row.botGamesLost > 0) {
     const reasons = Object.entries(row.window?.failures ?? row.bots?.failures ?? {})
+      .filter(([reason]) => reason !== BOT_OFF_SCORE)
       .sort((a, b) => b[1] - a[1])
       .map(([reason, n]) => `${reason}: ${n}`);
     out.push(`${row.botGamesLost} bot game(s) failed or lost${reasons.length > 0 ? ` (${reasons.join("; ")})` : ""}`);
@@ -221,18 +239,23 @@ export function saturationSentence(rows: readonly LoadRow[]): string {
     notHeld.length === 0
       ? ""
       : ` At ${notHeld.map((r) => players(r.level)).join(", ")} the load generator could not hold the level (${notHeld.map((r) => r.notHeldBecause).join("; ")}), so ${notHeld.length === 1 ? "that level says" : "those levels say"} nothing of the server.`;
+  const offScore = rows.filter((r) => r.held !== false && r.offScore > 0);
+  const late =
+    offScore.length === 0
+      ? ""
+      : ` Games ended off the simulator's score (a press applied a tick late): ${offScore.map((r) => `${r.offScore} at ${players(r.level)}`).join(", ")}.`;
   for (const row of rows) {
     if (row.held === false) continue;
     const s = symptoms(row);
     if (s.length > 0) {
       const where = row.level === 0 ? "already without load" : `at ${players(row.level)}`;
-      return `${deployment} saturates ${where}: ${s.join("; ")}.${caveat}`;
+      return `${deployment} saturates ${where}: ${s.join("; ")}.${late}${caveat}`;
     }
   }
   const held = rows.filter((r) => r.held !== false);
   const top = held.at(-1);
   if (!top) return `${deployment}: no level the load generator held.${caveat}`;
-  return `${deployment} kept its ticks and lost no game at every level measured${top.level > 0 ? `, up to ${players(top.level)}` : ""}.${caveat}`;
+  return `${deployment} kept its ticks and lost no game at every level measured${top.level > 0 ? `, up to ${players(top.level)}` : ""}.${late}${caveat}`;
 }
 
 /** The rows grouped by deployment, in order. */
@@ -264,13 +287,14 @@ export const LOAD_HUMAN_HEADERS = [
   "frame inter-arrival p99",
   "engine tick lateness p50 / max, skipped",
   "games lost",
+  "games off the simulator's score",
 ] as const;
 
 /** The human traces' side of the Load section: one row per deployment × level. */
 export function loadHumanTable(rows: readonly LoadRow[]): Table {
   return {
     kind: "load",
-    caption: `Load: the human traces (Chromium) while the bots play; median / p99, ms; penalty against the monolith at the same level, mean of run-by-run differences of the runs' medians [${Math.round(CONFIDENCE * 100)} % bootstrap interval], ms; games lost: Chromium runs failed + bot games that failed while the runs were played or were lost with a worker`,
+    caption: `Load: the human traces (Chromium) while the bots play; median / p99, ms; penalty against the monolith at the same level, mean of run-by-run differences of the runs' medians [${Math.round(CONFIDENCE * 100)} % bootstrap interval], ms; games lost: Chromium runs failed + bot games that failed while the runs were played or were lost with a worker, not counting games that ended off the simulator's score (counted apart: a press applied a tick late)`,
     textColumns: 1,
     headers: LOAD_HUMAN_HEADERS,
     rows: rows.map((r) => [
@@ -285,6 +309,7 @@ export function loadHumanTable(rows: readonly LoadRow[]): Table {
       formatMs(r.frames?.p99),
       r.engine === null ? NONE : `${formatMs(r.engine.latenessP50Ms)} / ${formatMs(r.engine.latenessMaxMs)}, ${r.engine.skipped}`,
       String(r.gamesLost),
+      String(r.offScore),
     ]),
   };
 }
