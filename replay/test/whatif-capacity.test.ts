@@ -4,7 +4,7 @@ import { capacityPlan } from "../src/whatif/capacity.js";
 import { MODEL_FORMAT, type WhatifModel } from "../src/whatif/model.js";
 import { splitLayout } from "../src/whatif/placements.js";
 
-const cpu = (component: string, perGameUs: number, perGameSecondUs: number) => ({ component, runs: 2, perGameUs, perGameSecondUs, perCallUs: null, calls: "" });
+const cpu = (component: string, perGameUs: number, perGameSecondUs: number) => ({ component, runs: 2, idleUsPerSecond: null, startUs: null, perGameUs, perGameSecondUs, perCallUs: null, calls: "" });
 
 /** Games of 50 s; round CPU figures. */
 const model: WhatifModel = {
@@ -56,5 +56,13 @@ describe("capacity", () => {
     const a = capacityPlan(model, layout, 1000, 0.5).rows.find((r) => r.group === "engine")!;
     const b = capacityPlan(model, layout, 1000, 0.25).rows.find((r) => r.group === "engine")!;
     expect(b.tasks).toBe(2 * a.tasks);
+  });
+
+  it("adds each task's idle background, and the tasks it needs then", () => {
+    const idle = { ...model, cpu: model.cpu.map((c) => (c.component === "engine" ? { ...c, idleUsPerSecond: 100_000 } : c)) };
+    // 10 cores of games and 0.1 core idle per task of 1 vCPU at 50 %: n tasks hold 10 + 0.1 n ≤ 0.5 n from n = 25.
+    const row = capacityPlan(idle, layout, 1000, 0.5).rows.find((r) => r.group === "engine")!;
+    expect(row.tasks).toBe(25);
+    expect(row.cores).toBeCloseTo(12.5, 9);
   });
 });

@@ -28,6 +28,11 @@ describe("pnpm whatif", () => {
     [["--study", FIXTURE_STUDY], /^whatif: --players <region=share,…> is required/],
     [["--study", FIXTURE_STUDY, "--players", "us-east-1=1", "--top", "zero"], /^whatif: --top must be a whole number/],
     [["--study", FIXTURE_STUDY, "--players", "us-east-1=1", "--bogus"], /^whatif: Unknown option '--bogus'/],
+    [["--study", FIXTURE_STUDY, "--players", "us-east-1=1", "--measured", FIXTURE_STUDY], /^whatif: --measured goes with --validate$/],
+    [["--study", FIXTURE_STUDY, "--validate", "--leave-one-out", "--runs", "2"], /^whatif: --leave-one-out runs nothing/],
+    [["--study", FIXTURE_STUDY, "--validate", "--runs", "0"], /^whatif: --runs must be a whole number from 1 to 100/],
+    [["--study", FIXTURE_STUDY, "--players", "us-east-1=1", "--load", "4"], /^whatif: --load goes with --check-capacity$/],
+    [["--study", FIXTURE_STUDY, "--check-capacity", "--load", "4,x"], /^whatif: --load must be a whole number from 1 to 200, not "x"$/],
   ])("refuses %j with one line and exit code 2", async (args, message) => {
     const r = await run(args);
     expect(r.code).toBe(2);
@@ -36,8 +41,8 @@ describe("pnpm whatif", () => {
     expect(r.out).toEqual([]);
   });
 
-  it("validates: a row per deployment, seed and metric, and the median errors", async () => {
-    const r = await run(["--validate", "--study", FIXTURE_STUDY]);
+  it("validates leave-one-out: a row per deployment, seed and metric, and the median errors", async () => {
+    const r = await run(["--validate", "--leave-one-out", "--study", FIXTURE_STUDY]);
     expect(r.code, r.err.join("\n")).toBe(0);
     const text = r.out.join("\n");
     // 4 deployments × the easy seed × 3 metrics, and microservices' hard seed × 3.

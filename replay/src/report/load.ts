@@ -19,11 +19,18 @@ export const RUN_FORMAT = "flaplab-run/1";
 /** One RPC duration, labelled by caller, callee and method. */
 export interface RpcSample {
   readonly src: string;
+  /** The caller's verb (the call it was serving when it made this one). */
+  readonly srcVerb: string;
   readonly dst: string;
   readonly verb: string;
+  readonly gameId: string;
   /** "caller": the caller's whole call; "callee": the callee's share of a networked call from a component. */
   readonly side: RpcSide;
   readonly ms: number;
+  /** The call ended well (code "ok"). */
+  readonly ok: boolean;
+  /** When the record was written (the call's end), epoch ms; null when the line has no time. */
+  readonly endMs: number | null;
 }
 
 export type RpcSide = "caller" | "callee";
@@ -357,7 +364,17 @@ export function parseRpcNdjson(text: string): RpcSample[] {
     const src = String(r.src ?? "?");
     // A callee's record of a call another component made (that component logs the whole call).
     const side: RpcSide = r.side === "server" && src !== "external" ? "callee" : "caller";
-    out.push({ src, dst: String(r.dst ?? "?"), verb: String(r.dstVerb ?? "?"), side, ms: duration / 1e6 });
+    out.push({
+      src,
+      srcVerb: String(r.srcVerb ?? "?"),
+      dst: String(r.dst ?? "?"),
+      verb: String(r.dstVerb ?? "?"),
+      gameId: String(r.gameId ?? ""),
+      side,
+      ms: duration / 1e6,
+      ok: r.code === undefined || r.code === "ok",
+      endMs: numOrNull(rec["time"]),
+    });
   }
   return out;
 }
@@ -407,7 +424,7 @@ async function readStatsCsv(path: string, problems: Problem[]): Promise<{ gameId
       if (!Number.isFinite(ns)) throw new Error(`line ${line}: ReqTime "${cells["ReqTime"]}" is not a number`);
       const gameId = cells["GameId"]!.trim();
       if (gameId === "") continue;
-      out.push({ gameId, sample: { src: cells["SrcSvcName"]!, dst: cells["DestSvcName"]!, verb: cells["DestSvcVerb"]!, side: "caller", ms: ns / 1e6 } });
+      out.push({ gameId, sample: { src: cells["SrcSvcName"]!, srcVerb: "?", dst: cells["DestSvcName"]!, verb: cells["DestSvcVerb"]!, gameId, side: "caller", ms: ns / 1e6, ok: true, endMs: null } });
     }
     return out;
   } catch (err) {

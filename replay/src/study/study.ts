@@ -1,5 +1,5 @@
-import { rm } from "node:fs/promises";
-import { basename, join, resolve } from "node:path";
+import { copyFile, mkdir, rm } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
 import { TOPOLOGIES_DIR, type TopologyCopy, topologyOnFreePorts } from "@flaplab/deployment";
 import { parseArgs } from "node:util";
 import { readText } from "@flaplab/settings";
@@ -181,6 +181,13 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
   let ok = 0;
   let failed = 0;
   const names = opts.deployments.map((topology) => basename(topology).replace(/\.json$/, ""));
+  // A topology file is kept with the runs, so the study says what it ran (pnpm whatif reads it).
+  for (const topology of opts.deployments.filter((d) => d.includes("/"))) {
+    const kept = join(opts.out, "topologies", basename(topology));
+    if (resolve(topology) === resolve(kept)) continue;
+    await mkdir(dirname(kept), { recursive: true });
+    await copyFile(topology, kept);
+  }
   const start = async (i: number, topology = opts.deployments[i]!): Promise<RunningDeployment> => {
     // A topology name ("multiaz") or a topology file; runs are filed under its name.
     log(`study: deployment ${i + 1}/${opts.deployments.length}: ${names[i]} — starting`);

@@ -12,7 +12,7 @@ import { topologyFile } from "./topology-file.js";
 export interface CapacityRow {
   readonly group: string;
   readonly components: readonly ComponentName[];
-  /** CPU the group's work needs, cores (before the target utilisation). */
+  /** CPU the group's work and its tasks' idle background need, cores (before the target utilisation). */
   readonly cores: number;
   /** vCPU to provision: cores ÷ target utilisation. */
   readonly vcpu: number;
@@ -48,11 +48,17 @@ export function capacityPlan(model: WhatifModel, layout: Layout, playersOnline: 
       if (figures === undefined) throw new Error(`the study has no CPU figures for ${c} in a process of its own`);
       return s + playersOnline * figures.perGameSecondUs + gamesPerSecond * figures.perGameUs;
     }, 0);
-    const cores = usPerSecond / 1e6;
-    const vcpu = cores / targetCpu;
+    // Each task's process also spends its idle background (where the study watched it idle).
+    const idleCores = g.components.reduce((s, c) => s + (cpu.get(c)?.idleUsPerSecond ?? 0), 0) / 1e6;
     const size = taskSizeFor(g.components);
     const perTask = Number.parseFloat(size.cpu);
-    const tasks = Math.max(1, Math.ceil(vcpu / perTask));
+    const tasksFor = (cores: number) => Math.max(1, Math.ceil(cores / targetCpu / perTask));
+    const work = usPerSecond / 1e6;
+    // The fewest tasks whose vCPU hold the work and their own idle background.
+    let tasks = tasksFor(work);
+    for (let i = 0; i < 50 && tasksFor(work + idleCores * tasks) > tasks; i++) tasks = tasksFor(work + idleCores * tasks);
+    const cores = work + idleCores * tasks;
+    const vcpu = cores / targetCpu;
     const single = g.components.filter((c) => SINGLE_COPY_COMPONENTS.includes(c));
     let note = "";
     if (single.length > 0 && tasks > 1) {

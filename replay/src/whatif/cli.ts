@@ -3,13 +3,14 @@ import { join, relative, resolve } from "node:path";
 import { DEFAULT_RTT_FILE, loadRttTable, type RttTable } from "@flaplab/netem";
 import { type CapacityPlan, capacityPlan } from "./capacity.js";
 import { WhatifInputError } from "./errors.js";
-import { capacityTable, criticalPath, rankingTable, summaryTable, validationTable } from "./format.js";
+import { capacityCheckTable, capacityTable, cpuTable, criticalPath, placementTable, rankingTable, summaryTable, validationTable } from "./format.js";
 import { fitModel } from "./fit.js";
 import type { WhatifModel } from "./model.js";
 import { checkRegions, parseOptions, type WhatifOptions } from "./options.js";
 import { describeLayout, enumerateLayouts, PLACEMENT_RULES, splitLayout } from "./placements.js";
 import { comparePredictions, type PlacementPrediction, predictPlacement } from "./predict.js";
-import { loadStudy } from "./study.js";
+import { type CheckedPlacement, compareCheck, placementsOfStudy, planCheck, predictionsFile, WHATIF_FILE } from "./check.js";
+import { loadStudy, type Study } from "./study.js";
 import { topologyFile } from "./topology-file.js";
 import { validate, validationSummary } from "./validate.js";
 
@@ -60,6 +61,14 @@ async function run(options: WhatifOptions, io: Io): Promise<void> {
   checkRegions(options.players.map((p) => p.region), table, "--players");
   checkRegions(options.regions, table, "--regions");
   const study = await loadStudy(resolve(io.cwd, options.study), TOPOLOGIES_DIR);
+  if (options.checkCapacity) {
+    await capacityCheck(study, table, options, io);
+    return;
+  }
+  if (options.validate && !options.leaveOneOut) {
+    await check(study, table, options, io);
+    return;
+  }
   if (options.validate) {
     const rows = validate(study, table);
     io.out(`Leave-one-out: each deployment predicted from a model fitted on the others (${study.runs.length} runs of ${study.deployments.join(", ")}).`);
@@ -150,4 +159,74 @@ async function writeTopologies(best: readonly PlacementPrediction[], options: Wh
     await writeFile(path, `${JSON.stringify(file, null, 2)}\n`);
     io.out(`Wrote ${path}`);
   }
+}
+
+/** The trace `--validate` plays by default: the study's short game (its three runs take a minute per placement). */
+const CHECK_TRACE = "replay/traces/6977347407732442987.csv";
+const REPO = resolve(import.meta.dirname, "../../..");
+
+/** --validate: predicts the four deployments and generated placements, writes the predictions, runs the study (or reads --measured), compares. */
+async function check(study: Study, table: RttTable, options: WhatifOptions, io: Io): Promise<void> {
+  const model = fitModel(study, table);
+  if (options.modelOut !== undefined) await writeModel(model, resolve(io.cwd, options.modelOut), io);
+  io.out(`Model: fitted on ${study.runs.length} runs of ${study.deployments.join(", ")} in ${study.dir}.`);
+  let measuredDir: string;
+  let placements: CheckedPlacement[];
+  if (options.measured !== undefined) {
+    measuredDir = resolve(io.cwd, options.measured);
+    const measured = await loadStudy(measuredDir, TOPOLOGIES_DIR);
+    placements = await placementsOfStudy(model, table, measured, TOPOLOGIES_DIR);
+    io.out(`Measured: the ${measured.runs.length} runs in ${measuredDir} (nothing run).`);
+  } else {
+    measuredDir = resolve(io.cwd, options.out ?? "results/whatif-validate");
+    const browser = { region: options.players[0]!.region, zone: "a" };
+    placements = await planCheck(model, table, { regions: options.regions, zones: options.zones, browser, count: options.placements, dir: join(measuredDir, "topologies"), topologiesDir: TOPOLOGIES_DIR });
+    const fresh = placements.filter((p) => !p.inRepository).length;
+    io.out(`Placements: the repository's ${placements.filter((p) => p.origin === "standard").length} and ${placements.length - 4} generated over ${options.regions.join(", ")} × zones ${options.zones.join(", ")} for a player in ${browser.region}${browser.zone} (${fresh} in no repository topology):`);
+    io.out(placementTable(placements));
+  }
+  // Beside the runs, for the study's report: where the study runs now, or where --out says.
+  const predictionsDir = options.measured === undefined ? measuredDir : options.out === undefined ? null : resolve(io.cwd, options.out);
+  if (predictionsDir !== null) {
+    await mkdir(predictionsDir, { recursive: true });
+    await writeFile(join(predictionsDir, WHATIF_FILE), `${JSON.stringify(predictionsFile(model, placements), null, 2)}\n`);
+    io.out(`Predictions written to ${join(predictionsDir, WHATIF_FILE)}${options.measured === undefined ? " before any run" : ""}.`);
+  }
+  if (options.measured === undefined) {
+    const { parseStudyArgs, runStudy } = await import("../study/study.js");
+    const traces = options.traces.length > 0 ? options.traces.map((t) => resolve(io.cwd, t)) : [join(REPO, CHECK_TRACE)];
+    const args = ["--deployments", placements.map((p) => p.topology).join(","), "--runs", String(options.runs), "--retries", "1", "--out", measuredDir, ...traces.flatMap((t) => ["--trace", t])];
+    io.out(`Running: pnpm study ${args.join(" ")}`);
+    const result = await runStudy(parseStudyArgs(args, io.cwd, REPO), (line) => io.out(line));
+    if (result.failed > 0) io.out(`${result.failed} runs failed; their placements are compared on the runs that did not.`);
+  }
+  const measured = await loadStudy(measuredDir, TOPOLOGIES_DIR);
+  const rows = compareCheck(placements, measured, study.deployments);
+  io.out("");
+  io.out(`Predicted (model fitted on ${study.dir}) against measured (${measuredDir}), every placement, seed and metric:`);
+  const origin = new Map(placements.map((p) => [p.deployment, p.inRepository ? p.origin : `${p.origin}, new`]));
+  io.out(validationTable(rows, { header: "placement", value: (r) => origin.get(r.deployment) ?? "" }));
+  io.out("");
+  io.out(`Goal: median |error| ≤ max(10 %, 3 ms). All placements:`);
+  io.out(summaryTable(validationSummary(rows)));
+  const fresh = new Set(placements.filter((p) => !p.inRepository).map((p) => p.deployment));
+  if (fresh.size > 0) {
+    io.out(`Placements in no repository topology (${[...fresh].join(", ")}):`);
+    io.out(summaryTable(validationSummary(rows.filter((r) => fresh.has(r.deployment)))));
+  }
+}
+
+/** --check-capacity: the model's CPU against a deployment's under bot players, at each level. */
+async function capacityCheck(study: Study, table: RttTable, options: WhatifOptions, io: Io): Promise<void> {
+  const model = fitModel(study, table);
+  const { checkCapacity, CAPACITY_GOAL } = await import("./capacity-check.js");
+  const dataDir = resolve(io.cwd, options.out ?? "results/whatif-capacity");
+  io.out(`CPU figures: from ${study.runs.length} runs in ${study.dir} (processes of one component, net of their idle background).`);
+  io.out(cpuTable(model));
+  const rows = await checkCapacity(model, { topology: options.deployment, levels: options.loadLevels, durationMs: options.loadSeconds * 1000, dataDir, log: io.out });
+  io.out("");
+  io.out(`Predicted against measured CPU, per process and level (goal ± ${CAPACITY_GOAL * 100} %); written to ${join(dataDir, "capacity-check.json")}:`);
+  io.out(capacityCheckTable(rows, CAPACITY_GOAL));
+  const within = rows.filter((r) => Math.abs(r.error) <= CAPACITY_GOAL).length;
+  io.out(`${within}/${rows.length} within ± ${CAPACITY_GOAL * 100} %.`);
 }

@@ -26,7 +26,8 @@ export function fitModel(study: Study, table: RttTable, deployments: readonly st
   for (const seed of seeds) {
     const seedRuns = runs.filter((r) => r.seed === seed);
     gameSeconds[seed] = seedRuns.reduce((s, r) => s + r.ticks / 30, 0) / seedRuns.length;
-    metrics[seed] = Object.fromEntries(PREDICTED_METRICS.map((m) => [m, fitMetric(m, seedRuns, withPaths, table)])) as Record<PredictedMetric, MetricFit>;
+    // The start does not depend on the seed (the world is generated the same way): fitted on every seed's runs, it has more games to go on.
+    metrics[seed] = Object.fromEntries(PREDICTED_METRICS.map((m) => [m, fitMetric(m, m === "start_game" ? runs : seedRuns, withPaths, table)])) as Record<PredictedMetric, MetricFit>;
   }
   return { format: MODEL_FORMAT, study: study.dir, fittedOn: [...deployments], seeds, gameSeconds, actions: withPaths, metrics, cpu: cpuByComponent(runs) };
 }

@@ -1,5 +1,9 @@
 import { renderTable } from "@flaplab/report-kit";
 import type { CapacityPlan } from "./capacity.js";
+import type { CapacityCheckRow } from "./capacity-check.js";
+import type { CheckedPlacement } from "./check.js";
+import type { WhatifModel } from "./model.js";
+import type { PredictedMetric } from "./study.js";
 import { describeLayout } from "./placements.js";
 import type { MetricPrediction, PlacementPrediction } from "./predict.js";
 import { METRIC_PATHS } from "./paths.js";
@@ -10,9 +14,12 @@ import type { ValidationRow, validationSummary } from "./validate.js";
 const ms = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(2));
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 
-export function validationTable(rows: readonly ValidationRow[]): string {
+export function validationTable(
+  rows: readonly ValidationRow[],
+  last: { header: string; value: (r: ValidationRow) => string } = { header: "fitted on", value: (r) => r.fittedOn.join(", ") },
+): string {
   return renderTable({
-    headers: ["deployment", "seed", "metric", "predicted ms", "measured ms", "error ms", "error", "goal", "fitted on"],
+    headers: ["deployment", "seed", "metric", "predicted ms", "measured ms", "error ms", "error", "goal", last.header],
     rows: rows.map((r) => [
       r.deployment,
       r.seed,
@@ -22,7 +29,27 @@ export function validationTable(rows: readonly ValidationRow[]): string {
       r.errorMs === null ? "–" : `${r.errorMs >= 0 ? "+" : ""}${ms(r.errorMs)}`,
       r.errorShare === null ? "–" : pct(r.errorShare),
       r.predictedMs === null ? "no seed" : r.withinGoal ? "ok" : "MISS",
-      r.fittedOn.join(", "),
+      last.value(r),
+    ]),
+  });
+}
+
+/** The placements a check runs, with what is predicted for them (the seeds' mean). */
+export function placementTable(placements: readonly CheckedPlacement[]): string {
+  const mean = (p: CheckedPlacement, m: PredictedMetric) => {
+    const v = Object.values(p.predicted).map((x) => x[m]);
+    return v.reduce((a, b) => a + b, 0) / v.length;
+  };
+  return renderTable({
+    headers: ["deployment", "origin", "in a repository topology", "placement (browser)", "input → audio", "input → effect", "start game"],
+    rows: placements.map((p) => [
+      p.deployment,
+      p.origin,
+      p.inRepository ? "yes" : "no",
+      `${describeLayout(p.layout)} (${p.browser.region}${p.browser.zone})`,
+      ms(mean(p, "input_to_audio")),
+      ms(mean(p, "input_to_effect")),
+      ms(mean(p, "start_game")),
     ]),
   });
 }
@@ -66,4 +93,30 @@ export function capacityTable(plan: CapacityPlan): string {
     "",
     cost,
   ].join("\n");
+}
+
+/** The model's CPU figures per component. */
+export function cpuTable(model: WhatifModel): string {
+  const f = (x: number | null) => (x === null ? "–" : (x / 1000).toFixed(2));
+  return renderTable({
+    headers: ["component", "runs", "idle ms/s", "start ms", "per game ms", "per game-second ms"],
+    rows: model.cpu.map((c) => [c.component, String(c.runs), f(c.idleUsPerSecond), f(c.startUs), f(c.perGameUs), f(c.perGameSecondUs)]),
+  });
+}
+
+export function capacityCheckTable(rows: readonly CapacityCheckRow[], goal: number): string {
+  return renderTable({
+    headers: ["players", "process", "window s", "games", "game-seconds", "predicted CPU s", "measured CPU s", "error", "goal"],
+    rows: rows.map((r) => [
+      String(r.level),
+      r.group,
+      r.windowS.toFixed(1),
+      String(r.games),
+      r.gameSeconds.toFixed(0),
+      r.predictedCpuS.toFixed(2),
+      r.measuredCpuS.toFixed(2),
+      pct(r.error),
+      Math.abs(r.error) <= goal ? "ok" : "MISS",
+    ]),
+  });
 }

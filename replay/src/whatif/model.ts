@@ -40,9 +40,13 @@ export interface MetricFit {
 export interface ComponentCpu {
   readonly component: string;
   readonly runs: number;
-  /** CPU a game costs once (login, start), µs. */
+  /** The process's background with no game, µs a second; null when the runs did not watch it idle (it is then in the figures below). */
+  readonly idleUsPerSecond: number | null;
+  /** CPU of a game's start (the login and StartGame), µs, net of the idle background; null with it. */
+  readonly startUs: number | null;
+  /** CPU a game costs once (its start, and its end), µs. */
   readonly perGameUs: number;
-  /** CPU per second of play, µs. */
+  /** CPU per second of play, µs (net of the idle background where it is known). */
   readonly perGameSecondUs: number;
   /** CPU per call it handled, µs (all its CPU over its calls); null when it handled none. */
   readonly perCallUs: number | null;

@@ -10,6 +10,20 @@ export interface WhatifOptions {
   readonly study: string;
   readonly rtt: string | undefined;
   readonly validate: boolean;
+  /** --validate: each deployment of --study predicted from the others, nothing run. */
+  readonly leaveOneOut: boolean;
+  /** --validate: compare with this study's runs instead of running one. */
+  readonly measured: string | undefined;
+  /** --validate: the study's runs per trace, and its traces (the study's default when empty). */
+  readonly runs: number;
+  readonly traces: readonly string[];
+  /** --validate: how many generated placements to run besides the repository's four. */
+  readonly placements: number;
+  /** --check-capacity: bot players at each level, the deployment and how long each level's bots start games. */
+  readonly checkCapacity: boolean;
+  readonly loadLevels: readonly number[];
+  readonly deployment: string;
+  readonly loadSeconds: number;
   readonly players: readonly PlayerShare[];
   readonly regions: readonly string[];
   readonly zones: readonly string[];
@@ -31,12 +45,21 @@ export function parseOptions(argv: readonly string[]): WhatifOptions {
   }
   const v = parsed.values;
   if (v.help) return { ...defaults(), help: true };
+  const checkCapacity = v["check-capacity"] ?? false;
+  if (!checkCapacity) {
+    for (const only of ["load", "deployment", "seconds"] as const) if (v[only] !== undefined) throw new WhatifInputError(`--${only} goes with --check-capacity`);
+  }
   if (v.study === undefined) throw new WhatifInputError("--study <dir> is required (a folder of `pnpm study` runs)");
   const validate = v.validate ?? false;
-  if (!validate && v.players === undefined) throw new WhatifInputError("--players <region=share,…> is required (e.g. us-east-1=0.7,eu-west-1=0.3), or --validate");
-  const players = v.players === undefined ? [] : parsePlayers(v.players);
-  const regions = v.regions === undefined ? players.map((p) => p.region) : list(v.regions, "--regions");
-  const zones = v.zones === undefined ? ["a"] : list(v.zones, "--zones");
+  if (!validate && !checkCapacity && v.players === undefined) throw new WhatifInputError("--players <region=share,…> is required (e.g. us-east-1=0.7,eu-west-1=0.3), or --validate");
+  for (const only of ["leave-one-out", "measured", "runs", "trace", "placements"] as const) {
+    if (!validate && v[only] !== undefined) throw new WhatifInputError(`--${only} goes with --validate`);
+  }
+  if (v["leave-one-out"] && (v.measured !== undefined || v.runs !== undefined || v.trace !== undefined)) throw new WhatifInputError("--leave-one-out runs nothing and compares with nothing but --study: it cannot go with --measured, --runs or --trace");
+  // --validate generates placements for a player in the first region (default us-east-1) over two regions and two zones.
+  const players = v.players === undefined ? (validate ? [{ region: "us-east-1", weight: 1 }] : []) : parsePlayers(v.players);
+  const regions = v.regions === undefined ? (validate && v.players === undefined ? ["us-east-1", "eu-west-1"] : players.map((p) => p.region)) : list(v.regions, "--regions");
+  const zones = v.zones === undefined ? (validate ? ["a", "b"] : ["a"]) : list(v.zones, "--zones");
   for (const z of zones) if (!/^[a-z]$/.test(z)) throw new WhatifInputError(`--zones: "${z}" is not a zone letter (a, b, c, …)`);
   const processes = v.processes ?? "both";
   if (processes !== "split" && processes !== "merged" && processes !== "both") throw new WhatifInputError(`--processes must be split, merged or both, not "${processes}"`);
@@ -44,6 +67,15 @@ export function parseOptions(argv: readonly string[]): WhatifOptions {
     study: v.study,
     rtt: v.rtt,
     validate,
+    leaveOneOut: v["leave-one-out"] ?? false,
+    measured: v.measured,
+    runs: v.runs === undefined ? 3 : wholeNumber(v.runs, "--runs", 1, 100),
+    traces: v.trace ?? [],
+    placements: v.placements === undefined ? 4 : wholeNumber(v.placements, "--placements", 1, 20),
+    checkCapacity,
+    loadLevels: v.load === undefined ? [4, 8, 16] : list(v.load, "--load").map((l) => wholeNumber(l, "--load", 1, 200)),
+    deployment: v.deployment ?? "microservices",
+    loadSeconds: v.seconds === undefined ? 30 : wholeNumber(v.seconds, "--seconds", 5, 600),
     players,
     regions,
     zones,
@@ -65,6 +97,15 @@ function parse(argv: readonly string[]) {
       study: { type: "string" },
       rtt: { type: "string" },
       validate: { type: "boolean" },
+      "leave-one-out": { type: "boolean" },
+      measured: { type: "string" },
+      runs: { type: "string" },
+      trace: { type: "string", multiple: true },
+      placements: { type: "string" },
+      "check-capacity": { type: "boolean" },
+      load: { type: "string" },
+      deployment: { type: "string" },
+      seconds: { type: "string" },
       players: { type: "string" },
       regions: { type: "string" },
       zones: { type: "string" },
@@ -80,7 +121,7 @@ function parse(argv: readonly string[]) {
 }
 
 function defaults(): WhatifOptions {
-  return { study: "", rtt: undefined, validate: false, players: [], regions: [], zones: ["a"], processes: "both", top: 5, out: undefined, modelOut: undefined, playersOnline: undefined, targetCpu: 0.7, help: false };
+  return { study: "", rtt: undefined, validate: false, leaveOneOut: false, measured: undefined, runs: 3, traces: [], placements: 4, checkCapacity: false, loadLevels: [], deployment: "", loadSeconds: 30, players: [], regions: [], zones: ["a"], processes: "both", top: 5, out: undefined, modelOut: undefined, playersOnline: undefined, targetCpu: 0.7, help: false };
 }
 
 /** `us-east-1=0.7,eu-west-1=0.3`: positive shares, each region once; the shares are normalised. */

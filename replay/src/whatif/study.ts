@@ -19,7 +19,6 @@ export interface CallEntry {
   readonly dst: string;
   readonly dstVerb: string;
   readonly gameId: string;
-  readonly mode: string;
   /** "client": the caller's whole call; "server": the callee's own time of a networked call. */
   readonly side: "client" | "server";
   readonly ms: number;
@@ -61,8 +60,11 @@ export async function loadStudy(dir: string, topologiesDir: string): Promise<Stu
     const name = await topologyName(run);
     let topology = topologies.get(name);
     if (topology === undefined) {
-      topology = await loadTopology(name, topologiesDir).catch(() => {
-        throw new WhatifInputError(`run ${run.dir}: its topology "${name}" is not in ${topologiesDir}`);
+      // A topology file the study ran is kept in its topologies/ folder; a name is the repository's.
+      const kept = join(dir, "topologies");
+      const from = existsSync(join(kept, `${name}.json`)) ? kept : topologiesDir;
+      topology = await loadTopology(name, from).catch(() => {
+        throw new WhatifInputError(`run ${run.dir}: its topology "${name}" is neither in ${kept} nor in ${topologiesDir}`);
       });
       topologies.set(name, topology);
     }
@@ -77,7 +79,7 @@ export async function loadStudy(dir: string, topologiesDir: string): Promise<Stu
         input_to_effect: run.values.input_to_effect ?? [],
         start_game: run.values.start_game ?? [],
       },
-      calls: await readCalls(join(run.dir, "rpc.ndjson")),
+      calls: callsOf(run),
       serverCpu: run.serverCpu,
     });
   }
@@ -96,33 +98,11 @@ async function topologyName(run: RunData): Promise<string> {
   return typeof deployment?.topology === "string" && deployment.topology !== "" ? deployment.topology : run.deployment;
 }
 
-/** The call records of one run's call log; a missing log is an empty one. */
-export async function readCalls(path: string): Promise<CallEntry[]> {
-  if (!existsSync(path)) return [];
-  const out: CallEntry[] = [];
-  for (const line of (await readFile(path, "utf8")).split("\n")) {
-    if (line.trim() === "") continue;
-    let rec: Record<string, unknown>;
-    try {
-      rec = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      throw new WhatifInputError(`${path}: a line is not JSON: ${line.slice(0, 60)}`);
-    }
-    if (rec["msg"] !== "rpc" || typeof rec["durationNs"] !== "number" || rec["code"] !== "ok") continue;
-    if (rec["src"] === "external") continue;
-    out.push({
-      src: String(rec["src"]),
-      srcVerb: String(rec["srcVerb"]),
-      dst: String(rec["dst"]),
-      dstVerb: String(rec["dstVerb"]),
-      gameId: String(rec["gameId"]),
-      mode: String(rec["mode"]),
-      side: rec["side"] === "server" ? "server" : "client",
-      ms: rec["durationNs"] / 1e6,
-      endMs: typeof rec["time"] === "number" ? rec["time"] : 0,
-    });
-  }
-  return out;
+/** The calls the model reads from a run's call log (as the report parsed it): those that ended well, made by a component. */
+export function callsOf(run: RunData): CallEntry[] {
+  return run.rpc
+    .filter((c) => c.ok && c.src !== "external")
+    .map((c) => ({ src: c.src, srcVerb: c.srcVerb, dst: c.dst, dstVerb: c.verb, gameId: c.gameId, side: c.side === "callee" ? "server" : "client", ms: c.ms, endMs: c.endMs ?? 0 }));
 }
 
 /** The median of a list (NaN when empty). */

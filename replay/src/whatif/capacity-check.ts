@@ -1,0 +1,110 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { GroupCpu } from "@flaplab/deployment";
+import { runLoad } from "@flaplab/load/src/coordinator.js";
+import { levelLoadOptions } from "../study/load-levels.js";
+import { startStudyDeployment } from "../study/deployment.js";
+import type { ComponentCpu, WhatifModel } from "./model.js";
+
+// `pnpm whatif --check-capacity`: the model's CPU figures against a deployment's measured CPU at
+// several numbers of bot players. Per level: the servers watched idle (their background now, on
+// this machine), then the bots' run; each process's CPU over the run against idle × the run's
+// length + each game's start and end + each second of play, counted from the games the bots
+// played. Each bot's account is registered (one login) as the run begins: auth's start is counted
+// per bot, the other components' per game.
+
+export interface CapacityCheckOptions {
+  readonly topology: string;
+  readonly levels: readonly number[];
+  /** How long the bots start games at each level, ms. */
+  readonly durationMs: number;
+  readonly dataDir: string;
+  readonly log: (line: string) => void;
+}
+
+export interface CapacityCheckRow {
+  readonly level: number;
+  readonly group: string;
+  readonly components: readonly string[];
+  readonly windowS: number;
+  readonly games: number;
+  readonly gameSeconds: number;
+  readonly predictedCpuS: number;
+  readonly measuredCpuS: number;
+  /** predicted ÷ measured − 1. */
+  readonly error: number;
+}
+
+/** Within ± this share of the measured CPU. */
+export const CAPACITY_GOAL = 0.15;
+const IDLE_SETTLE_MS = 2_000;
+const IDLE_WINDOW_MS = 4_000;
+const DRAIN_MS = 10_000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const used = (a: readonly GroupCpu[], b: readonly GroupCpu[], group: string): number | null => {
+  const x = a.find((g) => g.group === group)?.cpuUs;
+  const y = b.find((g) => g.group === group)?.cpuUs;
+  return x == null || y == null ? null : y - x;
+};
+
+/** A group's predicted CPU over a window, µs. */
+export function predictGroupCpuUs(
+  figures: readonly ComponentCpu[],
+  components: readonly string[],
+  work: { readonly windowS: number; readonly idleUsPerSecond: number; readonly games: number; readonly accounts: number; readonly gameSeconds: number },
+): number {
+  let us = work.idleUsPerSecond * work.windowS;
+  for (const c of components) {
+    const f = figures.find((x) => x.component === c);
+    if (f === undefined) throw new Error(`the model has no CPU figures for ${c}`);
+    const start = f.startUs ?? 0;
+    us += (c === "auth" ? work.accounts : work.games) * start + work.games * (f.perGameUs - start) + work.gameSeconds * f.perGameSecondUs;
+  }
+  return us;
+}
+
+export async function checkCapacity(model: WhatifModel, options: CapacityCheckOptions): Promise<CapacityCheckRow[]> {
+  const missing = model.cpu.filter((c) => c.idleUsPerSecond === null).map((c) => c.component);
+  if (model.cpu.length === 0 || missing.length > 0) {
+    throw new Error(`the study's runs did not watch ${missing.length > 0 ? missing.join(", ") : "any process"} idle: run the model's study with this version of pnpm study`);
+  }
+  const seconds = Object.values(model.gameSeconds);
+  const gameLengthMs = Math.round((seconds.reduce((a, b) => a + b, 0) / seconds.length) * 1000);
+  const deployment = await startStudyDeployment(options.topology, options.dataDir);
+  const rows: CapacityCheckRow[] = [];
+  try {
+    for (const level of options.levels) {
+      await sleep(IDLE_SETTLE_MS);
+      const i0 = await deployment.cpuTimes();
+      const it = performance.now();
+      await sleep(IDLE_WINDOW_MS);
+      const i1 = await deployment.cpuTimes();
+      const idleS = (performance.now() - it) / 1000;
+      const c0 = await deployment.cpuTimes();
+      const t0 = performance.now();
+      options.log(`capacity: ${level} players on ${options.topology} for ${options.durationMs / 1000} s (games of about ${(gameLengthMs / 1000).toFixed(1)} s, over WebTransport as the study's browser)`);
+      const run = await runLoad(
+        { ...levelLoadOptions(deployment, level, 1, options.durationMs), link: "webtransport", gameLengthMs, drainMs: DRAIN_MS },
+        { progress: (line) => (/^t=\d*0s /.test(line) ? options.log(`capacity:   ${line}`) : undefined) },
+      );
+      const c1 = await deployment.cpuTimes();
+      const windowS = (performance.now() - t0) / 1000;
+      const games = run.finals.flatMap((f) => f.games);
+      const gameSeconds = games.reduce((s, g) => s + (g.ticks !== null ? g.ticks / 30 : Math.max(0, g.endedMs - g.startedMs) / 1000), 0);
+      options.log(`capacity:   ${games.length} games (${games.filter((g) => g.outcome === "completed").length} completed), ${gameSeconds.toFixed(0)} game-seconds in ${windowS.toFixed(1)} s`);
+      for (const g of c1) {
+        const measured = used(c0, c1, g.group);
+        const idle = used(i0, i1, g.group);
+        if (measured === null || idle === null || measured <= 0) continue;
+        const predicted = predictGroupCpuUs(model.cpu, g.components, { windowS, idleUsPerSecond: idle / idleS, games: games.length, accounts: level, gameSeconds });
+        rows.push({ level, group: g.group, components: [...g.components], windowS, games: games.length, gameSeconds, predictedCpuS: predicted / 1e6, measuredCpuS: measured / 1e6, error: predicted / measured - 1 });
+      }
+    }
+  } finally {
+    await deployment.stop();
+  }
+  await mkdir(options.dataDir, { recursive: true });
+  await writeFile(join(options.dataDir, "capacity-check.json"), `${JSON.stringify({ format: "flaplab-whatif-capacity-check/1", topology: options.topology, rows }, null, 2)}\n`);
+  return rows;
+}

@@ -1,0 +1,104 @@
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { loadTopology } from "@flaplab/runtime";
+import { predictGroupCpuUs } from "../src/whatif/capacity-check.js";
+import { compareCheck, planCheck, repositoryPlacements } from "../src/whatif/check.js";
+import { runWhatifCli, TOPOLOGIES_DIR } from "../src/whatif/cli.js";
+import { cpuByComponent } from "../src/whatif/cpu.js";
+import { fitModel } from "../src/whatif/fit.js";
+import { placementKey } from "../src/whatif/generate.js";
+import { layoutOf } from "../src/whatif/layout.js";
+import type { StudyRun } from "../src/whatif/study.js";
+import { FIXTURE_STUDY, fixtureStudy } from "./whatif-fixture.js";
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+describe("pnpm whatif --validate: the placements it checks", () => {
+  it("are the four deployments and generated ones that play as no repository topology, spread from the best to the worst", async () => {
+    const { study, table } = await fixtureStudy();
+    const model = fitModel(study, table);
+    const dir = await mkdtemp(join(tmpdir(), "whatif-check-"));
+    dirs.push(dir);
+    const placements = await planCheck(model, table, { regions: ["us-east-1", "eu-west-1"], zones: ["a", "b"], browser: { region: "us-east-1", zone: "a" }, count: 4, dir, topologiesDir: TOPOLOGIES_DIR });
+    expect(placements.map((p) => p.deployment)).toEqual(["monolith", "microservices", "multiaz", "multiregion", "whatif-check-1", "whatif-check-2", "whatif-check-3", "whatif-check-4"]);
+    const repository = new Set((await repositoryPlacements(TOPOLOGIES_DIR)).map((r) => placementKey(r.placed, table)));
+    const generated = placements.filter((p) => p.origin === "generated");
+    for (const p of generated) {
+      expect(p.inRepository).toBe(false);
+      expect(repository.has(placementKey(p, table))).toBe(false);
+      // The file runs as written: its placement is the predicted one.
+      const t = await loadTopology(p.topology);
+      expect(t.name).toBe(p.deployment);
+      expect(placementKey({ layout: layoutOf(t), browser: t.browser }, table)).toBe(placementKey(p, table));
+    }
+    const audio = generated.map((p) => Object.values(p.predicted).reduce((s, x) => s + x.input_to_audio, 0));
+    expect([...audio].sort((a, b) => a - b)).toEqual(audio);
+    expect(audio.at(-1)! - audio[0]!).toBeGreaterThan(50);
+  });
+
+  it("sets each measured median beside its prediction, and compares with a study's runs without running one", async () => {
+    const { study, table } = await fixtureStudy();
+    const model = fitModel(study, table);
+    const dir = await mkdtemp(join(tmpdir(), "whatif-check-"));
+    dirs.push(dir);
+    const placements = await planCheck(model, table, { regions: ["us-east-1"], zones: ["a"], browser: { region: "us-east-1", zone: "a" }, count: 1, dir, topologiesDir: TOPOLOGIES_DIR });
+    const rows = compareCheck(placements, study, study.deployments);
+    // The fixture ran the four deployments only: no row for the generated placement.
+    expect(new Set(rows.map((r) => r.deployment))).toEqual(new Set(["monolith", "microservices", "multiaz", "multiregion"]));
+    const mono = rows.find((r) => r.deployment === "monolith" && r.metric === "input_to_audio")!;
+    expect(mono.errorMs).toBeCloseTo(mono.predictedMs! - mono.measuredMs, 9);
+
+    const out: string[] = [];
+    const code = await runWhatifCli(["--validate", "--study", FIXTURE_STUDY, "--measured", FIXTURE_STUDY, "--out", dir], { cwd: process.cwd(), out: (l) => out.push(l), err: (l) => out.push(l) });
+    expect(code, out.join("\n")).toBe(0);
+    expect(out.join("\n")).toMatch(/^\| multiregion +\| +\d+ \| +start game \|/m);
+    const file = JSON.parse(await readFile(join(dir, "whatif.json"), "utf8")) as { placements: { deployment: string; origin: string }[] };
+    expect(file.placements.map((p) => [p.deployment, p.origin])).toEqual(study.deployments.map((d) => [d, "standard"]));
+  });
+});
+
+describe("CPU figures", () => {
+  const run = (seconds: number, idleUsPerSecond: number, startUs: number, perSecondUs: number): StudyRun => {
+    const playMs = seconds * 1000;
+    const windowMs = playMs + 2000;
+    const play = playMs * idleUsPerSecond / 1000 + 5000 + perSecondUs * seconds;
+    return {
+      dir: "",
+      deployment: "microservices",
+      seed: String(seconds),
+      topology: undefined as never,
+      ticks: seconds * 30,
+      samples: { input_to_audio: [], input_to_effect: [], start_game: [] },
+      calls: [],
+      serverCpu: {
+        windowMs,
+        playWindowMs: playMs,
+        idleWindowMs: 1000,
+        groups: [{ group: "engine", components: ["engine"], cpuUs: play + startUs + 2 * idleUsPerSecond, playCpuUs: play, idleCpuUs: idleUsPerSecond }],
+      },
+    };
+  };
+
+  it("takes a run apart: the idle background, the start, and the play net of idle (once per game + per second)", () => {
+    const [engine] = cpuByComponent([run(10, 20_000, 30_000, 40_000), run(60, 20_000, 30_000, 40_000)]);
+    expect(engine!.idleUsPerSecond).toBeCloseTo(20_000, 6);
+    expect(engine!.startUs).toBeCloseTo(30_000, 6);
+    expect(engine!.perGameSecondUs).toBeCloseTo(40_000, 6);
+    expect(engine!.perGameUs).toBeCloseTo(30_000 + 5000, 6);
+  });
+
+  it("predicts a process's CPU under bots: idle × window, auth's start per account, the others' per game, and the play", () => {
+    const figures = [
+      { component: "auth", runs: 1, idleUsPerSecond: 1, startUs: 500_000, perGameUs: 500_000, perGameSecondUs: 0, perCallUs: null, calls: "" },
+      { component: "engine", runs: 1, idleUsPerSecond: 1, startUs: 10_000, perGameUs: 12_000, perGameSecondUs: 30_000, perCallUs: null, calls: "" },
+    ];
+    const work = { windowS: 40, idleUsPerSecond: 20_000, games: 30, accounts: 8, gameSeconds: 400 };
+    expect(predictGroupCpuUs(figures, ["auth"], work)).toBe(40 * 20_000 + 8 * 500_000);
+    expect(predictGroupCpuUs(figures, ["engine"], work)).toBe(40 * 20_000 + 30 * 12_000 + 400 * 30_000);
+  });
+});
