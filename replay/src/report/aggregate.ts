@@ -2,6 +2,7 @@ import { LatencyHistogram, type Stats } from "@flaplab/report-kit/latency";
 import type { LoadLevel } from "./levels.js";
 import type { Problem, RpcSide, RunData, RunSource } from "./load.js";
 import { METRIC_IDS, type MetricId } from "./metrics.js";
+import type { WhatifPredictionsFile } from "../whatif/predictions-file.js";
 
 /** Latency of one RPC edge (caller → callee, method), pooled over a group's runs. */
 export interface RpcRow {
@@ -39,6 +40,8 @@ export interface Report {
   readonly problems: readonly Problem[];
   /** The load levels of a study with `--load`: the study's record and the bots' summary per deployment × level. */
   readonly levels?: readonly LoadLevel[];
+  /** The study's what-if predictions (whatif.json) and the file they were read from. */
+  readonly whatif?: { readonly path: string; readonly file: WhatifPredictionsFile };
 }
 
 /** Metrics a data source cannot provide. FlappyGo logs no input seqs, so no input-to-effect. */

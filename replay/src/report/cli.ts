@@ -1,5 +1,7 @@
+import { existsSync } from "node:fs";
 import { mkdir, stat, writeFile } from "node:fs/promises";
-import { join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
+import { readPredictionsFile, WHATIF_FILE } from "../whatif/predictions-file.js";
 import { buildReport, type Report } from "./aggregate.js";
 import { compareStudies } from "./agreement.js";
 import { type LoadLevel, readLoadLevels } from "./levels.js";
@@ -18,6 +20,11 @@ export interface ReportOptions {
    * too.
    */
   readonly load?: string;
+  /**
+   * A what-if validation's predictions (`pnpm whatif --validate`); without it, an input folder's own
+   * whatif.json is read, or, for an input folder named `runs`, the one beside it (the study's root).
+   */
+  readonly whatif?: string;
   /** Base for relative paths; defaults to process.cwd(). */
   readonly cwd?: string;
   readonly now?: Date;
@@ -63,7 +70,12 @@ export async function generateReport(options: ReportOptions): Promise<ReportResu
     levels.push(...found.levels.filter((l) => !levels.some((k) => k.dir === l.dir)));
     for (const p of found.problems) if (!problems.some((q) => q.path === p.path)) problems.push(p);
   }
-  const report = { ...buildReport(runs, problems, [...inputs, ...flappyGo], options.now), ...(levels.length > 0 ? { levels } : {}) };
+  const whatif = await readWhatif(options.whatif === undefined ? null : resolve(cwd, options.whatif), inputs, problems);
+  const report = {
+    ...buildReport(runs, problems, [...inputs, ...flappyGo], options.now),
+    ...(levels.length > 0 ? { levels } : {}),
+    ...(whatif === null ? {} : { whatif }),
+  };
   const out = resolve(cwd, options.outDir);
   await mkdir(out, { recursive: true });
   const files = {
@@ -79,13 +91,29 @@ export async function generateReport(options: ReportOptions): Promise<ReportResu
   return { report, files };
 }
 
-export const USAGE = `usage: pnpm report <run-folder-or-parent> [more…] --out <dir> [--flappygo <flappygo-data-folder>]… [--load <study>/load]
+/** The whatif.json where the options or the study folders say; one that cannot be read becomes a problem and no section. */
+async function readWhatif(given: string | null, inputs: readonly string[], problems: Problem[]): Promise<Report["whatif"] | null> {
+  if (given !== null && !existsSync(given)) throw new UsageError(`--whatif: no such file: ${given}`);
+  const candidates = inputs.flatMap((i) => [join(i, WHATIF_FILE), ...(basename(i) === "runs" ? [join(dirname(i), WHATIF_FILE)] : [])]);
+  const path = given ?? candidates.find((c) => existsSync(c));
+  if (path === undefined) return null;
+  try {
+    return { path, file: await readPredictionsFile(path) };
+  } catch (err) {
+    problems.push({ path, reason: `${err instanceof Error ? err.message : String(err)}; the What-if section is left out` });
+    return null;
+  }
+}
+
+export const USAGE = `usage: pnpm report <run-folder-or-parent> [more…] --out <dir> [--flappygo <flappygo-data-folder>]… [--load <study>/load] [--whatif <whatif.json>]
 
 Finds FlapLab run folders (summary.json with format flaplab-run/1) below each folder, and FlappyGo
 client_seed_<seed>_run_<n> folders below each --flappygo folder (repeat the flag for more), groups
 the runs by deployment × seed and writes report.html, report.md, metrics.csv and metrics.json into
 --out. --load names a study's load levels (pnpm study --load; a folder argument's own load/ is read
-too): the report then adds its Load section. Relative paths are resolved against INIT_CWD (set by pnpm), else the current directory.
+too): the report then adds its Load section. --whatif names a what-if validation's predictions
+(pnpm whatif --validate; a folder argument's own whatif.json, or the one beside a folder named runs,
+is read too): the report then adds its What-if section. Relative paths are resolved against INIT_CWD (set by pnpm), else the current directory.
 Exit codes: 0 written, 2 usage error, missing folder or no runs, 1 anything else.
 
        pnpm report compare <study-a> <study-b>
@@ -105,6 +133,7 @@ export interface ParsedArgs {
   readonly inputs: string[];
   readonly flappyGo: string[];
   readonly load: string | null;
+  readonly whatif: string | null;
   readonly outDir: string | null;
   readonly help: boolean;
 }
@@ -114,18 +143,20 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   const flappyGo: string[] = [];
   let outDir: string | null = null;
   let load: string | null = null;
+  let whatif: string | null = null;
   let help = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
     const value = (): string => {
       const v = inline ?? argv[++i];
-      if (v === undefined || v === "") throw new UsageError(`${flag} needs a folder`, true);
+      if (v === undefined || v === "") throw new UsageError(`${flag} needs a ${flag === "--whatif" ? "file" : "folder"}`, true);
       return v;
     };
     if (flag === "--out" || flag === "-o") outDir = value();
     else if (flag === "--flappygo") flappyGo.push(value());
     else if (flag === "--load") load = value();
+    else if (flag === "--whatif") whatif = value();
     else if (flag === "--help" || flag === "-h") help = true;
     else if (flag === "--") {
       inputs.push(...argv.slice(i + 1));
@@ -134,7 +165,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     else if (flag.startsWith("-")) throw new UsageError(`unknown option ${flag}`, true);
     else inputs.push(arg);
   }
-  return { inputs, flappyGo, load, outDir, help };
+  return { inputs, flappyGo, load, whatif, outDir, help };
 }
 
 /** The report command. Returns the exit code. */
@@ -159,6 +190,7 @@ export async function runReportCli(argv: readonly string[], io: CliIo): Promise<
       outDir: args.outDir,
       cwd: io.cwd,
       ...(args.load === null ? {} : { load: args.load }),
+      ...(args.whatif === null ? {} : { whatif: args.whatif }),
     });
     const runs = report.groups.flatMap((g) => g.runs);
     const count = (s: string): number => runs.filter((r) => r.status === s).length;

@@ -6,6 +6,7 @@ import { cpuRows } from "./cpu.js";
 import { METRICS } from "./metrics.js";
 import { duetPenalties, pairedPenalties } from "./paired.js";
 import { loadBotTable, loadHumanTable, type LoadRow, loadRows, rowsByDeployment, saturationSentence } from "./load-section.js";
+import { goalCount, GOAL_TEXT, whatifJson, whatifMedianTable, whatifPenaltyTable, whatifPlacementTable, type WhatifSection, whatifSection, whatifSentence } from "./whatif-section.js";
 import { cdfPlot, interArrivalPlot, type LoadPoint, loadAudioPlot, loadPenaltyPlot, rpcPlot } from "./plots.js";
 import {
   comparisonTable,
@@ -67,6 +68,7 @@ thead th { background: #f3f3f3; white-space: normal; } tbody th { font-weight: n
 th.t, td.t { text-align: left; }
 table.failures td:last-child, table.problems td:last-child { white-space: normal; }
 table.load-bots td:nth-last-child(-n+2) { white-space: normal; text-align: left; min-width: 12rem; }
+table.whatif td:last-child { white-space: normal; min-width: 16rem; }
 tr.failed > * { background: #fff4e5; } tr.unreadable > * { background: #fdecec; }
 .charts { display: flex; flex-wrap: wrap; gap: 1rem; } .chart { margin: .5rem 0; }
 .chart h2 { font-size: 1rem; margin: 0 0 .3rem; }
@@ -164,10 +166,31 @@ ${charts === "" ? "" : `<div class="charts">${charts}</div>`}
 </section>`;
 }
 
+/** "N of M measured medians are within the goal …", the line under the What-if sentence. */
+function goalSentence(section: WhatifSection): string {
+  const { within, measured } = goalCount(section);
+  return measured === 0
+    ? "No placement of the file was run in this study: nothing to check the predictions against."
+    : `${within} of ${measured} predicted medians of placements run in this study are within the goal, ${GOAL_TEXT}.`;
+}
+
+/** The What-if section (a study with whatif.json), or "". */
+function htmlWhatif(section: WhatifSection | null): string {
+  if (section === null) return "";
+  return `<section id="whatif"><h2>What-if</h2>
+<p class="note">${esc(whatifSentence(section))}</p>
+<p class="note">${esc(goalSentence(section))}</p>
+${htmlTable(whatifPlacementTable(section))}
+${htmlTable(whatifPenaltyTable(section))}
+${htmlTable(whatifMedianTable(section))}
+</section>`;
+}
+
 /** The whole report as one self-contained HTML document (inline CSS and SVG, no external URLs). */
 export function renderHtml(report: Report): string {
   const problems = problemsTable(report);
   const hasLoad = loadRows(report).length > 0;
+  const whatif = whatifSection(report);
   const nav = report.groups.map((g, i) => `<li><a href="#${groupAnchor(i)}">${esc(groupTitle(g))}</a></li>`).join("");
   return `<!doctype html>
 <html lang="en">
@@ -181,7 +204,7 @@ export function renderHtml(report: Report): string {
 <h1>FlapLab measurement report</h1>
 <p class="meta">Generated ${esc(report.generatedAt)} from ${report.inputs.map((i) => `<code>${esc(i)}</code>`).join(", ")}.</p>
 <p class="note">${esc(PERCENTILE_NOTE)} Values are ms with 3 significant digits.</p>
-<nav><ul>${hasLoad ? '<li><a href="#load">Load</a></li>' : ""}${nav}</ul></nav>
+<nav><ul>${hasLoad ? '<li><a href="#load">Load</a></li>' : ""}${whatif ? '<li><a href="#whatif">What-if</a></li>' : ""}${nav}</ul></nav>
 <section id="comparison"><h2>Comparison</h2>
 ${htmlTable(comparisonTable(report))}
 ${htmlTable(penaltyTable(report))}
@@ -190,6 +213,7 @@ ${htmlTable(cpuTable(report))}
 ${htmlCdfs(report)}
 </section>
 ${htmlLoad(report)}
+${htmlWhatif(whatif)}
 ${problems.rows.length > 0 ? `<section id="problems"><h2>Unreadable runs and files</h2>\n${htmlTable(problems)}</section>` : ""}
 ${report.groups.map((g, i) => htmlGroup(g, i)).join("\n")}
 </body>
@@ -226,6 +250,11 @@ export function renderMarkdown(report: Report): string {
     out.push("## Load", "", `${LOAD_NOTE} Plots are in report.html.`, "");
     for (const r of rowsByDeployment(load)) out.push(`- ${saturationSentence(r)}`);
     out.push("", mdTable(loadHumanTable(load)), mdTable(loadBotTable(load)));
+  }
+  const whatif = whatifSection(report);
+  if (whatif) {
+    out.push("## What-if", "", whatifSentence(whatif), goalSentence(whatif), "");
+    out.push(mdTable(whatifPlacementTable(whatif)), mdTable(whatifPenaltyTable(whatif)), mdTable(whatifMedianTable(whatif)));
   }
   const problems = problemsTable(report);
   if (problems.rows.length > 0) out.push("## Unreadable runs and files", "", mdTable(problems));
@@ -314,6 +343,7 @@ export function metricsJson(report: Report): unknown {
       })),
     })),
     load: loadRows(report).map((r) => ({ ...r, bots: r.bots === null ? null : { games: r.bots.games, latency: r.bots.latency, verdict: r.bots.verdict, workerCpuPct: r.bots.workerCpuPct } })),
+    whatif: whatifJson(whatifSection(report)),
     problems: report.problems,
   };
 }

@@ -8,7 +8,7 @@ import { CONFIDENCE, duetPenalties, pairedPenalties } from "./paired.js";
 /** A table as both renderers see it: plain-text cells. */
 export interface Table {
   /** "stats" for the latency tables (fixed columns), else what the table lists. */
-  readonly kind: "stats" | "runs" | "failures" | "faults" | "comparison" | "problems" | "cpu" | "penalties" | "duet" | "load" | "load-bots";
+  readonly kind: "stats" | "runs" | "failures" | "faults" | "comparison" | "problems" | "cpu" | "penalties" | "duet" | "load" | "load-bots" | "whatif" | "whatif-penalties" | "whatif-medians";
   readonly caption: string;
   /** How many leading columns hold text (left-aligned); the rest are numbers. */
   readonly textColumns: number;
