@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadTopology } from "@flaplab/runtime";
-import { predictGroupCpuUs } from "../src/whatif/capacity-check.js";
+import { predictFromOtherLevels, predictGroupCpuUs } from "../src/whatif/capacity-check.js";
 import { compareCheck, planCheck, repositoryPlacements } from "../src/whatif/check.js";
 import { runWhatifCli, TOPOLOGIES_DIR } from "../src/whatif/cli.js";
 import { cpuByComponent } from "../src/whatif/cpu.js";
@@ -100,5 +100,26 @@ describe("CPU figures", () => {
     const work = { windowS: 40, idleUsPerSecond: 20_000, games: 30, accounts: 8, gameSeconds: 400 };
     expect(predictGroupCpuUs(figures, ["auth"], work)).toBe(40 * 20_000 + 8 * 500_000);
     expect(predictGroupCpuUs(figures, ["engine"], work)).toBe(40 * 20_000 + 30 * 12_000 + 400 * 30_000);
+  });
+});
+
+describe("capacity from the other levels", () => {
+  const row = (level: number, gameSeconds: number, measuredCpuS: number) => ({
+    level, group: "engine", components: ["engine"], windowS: 40, games: level * 2, gameSeconds, idleCpuPerS: 0.001, predictedCpuS: 0, measuredCpuS, error: 0,
+  });
+
+  it("predicts each level from the line through the others: exact when the levels lie on one", () => {
+    // CPU a second = 0.001 idle + 0.02 fixed + 0.01 per game-second a second.
+    const at = (gs: number) => (0.001 + 0.02 + 0.01 * (gs / 40)) * 40;
+    const rows = predictFromOtherLevels([row(4, 140, at(140)), row(8, 280, at(280)), row(16, 560, at(560))]);
+    for (const r of rows) expect(r.fromLevelsError).toBeCloseTo(0, 9);
+  });
+
+  it("says nothing with one other level, and shows a level off the line", () => {
+    expect(predictFromOtherLevels([row(4, 140, 2), row(8, 280, 3)]).map((r) => r.fromLevelsCpuS)).toEqual([null, null]);
+    const rows = predictFromOtherLevels([row(4, 100, 1.04), row(8, 200, 2.04), row(16, 400, 8)]);
+    // The line through levels 4 and 8 gives 4.04 s at 400 game-seconds: half what level 16 measured.
+    expect(rows[2]!.fromLevelsCpuS).toBeCloseTo(4.04, 9);
+    expect(rows[2]!.fromLevelsError).toBeCloseTo(4.04 / 8 - 1, 9);
   });
 });

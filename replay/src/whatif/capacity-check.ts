@@ -29,10 +29,37 @@ export interface CapacityCheckRow {
   readonly windowS: number;
   readonly games: number;
   readonly gameSeconds: number;
+  /** The process's idle background measured before the level, CPU s a second. */
+  readonly idleCpuPerS: number;
+  /** From the study's games, one at a time: idle + starts + play. */
   readonly predictedCpuS: number;
   readonly measuredCpuS: number;
   /** predicted ÷ measured − 1. */
   readonly error: number;
+  /** From the other levels: idle + a line in the game-seconds a second (null with fewer than two other levels). */
+  readonly fromLevelsCpuS: number | null;
+  readonly fromLevelsError: number | null;
+}
+
+/**
+ * Each row's CPU predicted from the other levels of its process: (CPU − idle) a second = fixed +
+ * per game-second × game-seconds a second, the line through the other levels (least squares).
+ */
+export function predictFromOtherLevels(rows: readonly Omit<CapacityCheckRow, "fromLevelsCpuS" | "fromLevelsError">[]): CapacityCheckRow[] {
+  return rows.map((row) => {
+    const others = rows.filter((r) => r.group === row.group && r.level !== row.level);
+    if (others.length < 2) return { ...row, fromLevelsCpuS: null, fromLevelsError: null };
+    const x = others.map((r) => r.gameSeconds / r.windowS);
+    const y = others.map((r) => r.measuredCpuS / r.windowS - r.idleCpuPerS);
+    const n = x.length;
+    const mx = x.reduce((a, b) => a + b, 0) / n;
+    const my = y.reduce((a, b) => a + b, 0) / n;
+    const sxx = x.reduce((s, v) => s + (v - mx) ** 2, 0);
+    const slope = sxx > 0 ? x.reduce((s, v, i) => s + (v - mx) * (y[i]! - my), 0) / sxx : 0;
+    const perS = row.idleCpuPerS + my + slope * (row.gameSeconds / row.windowS - mx);
+    const cpuS = Math.max(0, perS) * row.windowS;
+    return { ...row, fromLevelsCpuS: cpuS, fromLevelsError: cpuS / row.measuredCpuS - 1 };
+  });
 }
 
 /** Within ± this share of the measured CPU. */
@@ -72,7 +99,7 @@ export async function checkCapacity(model: WhatifModel, options: CapacityCheckOp
   const seconds = Object.values(model.gameSeconds);
   const gameLengthMs = Math.round((seconds.reduce((a, b) => a + b, 0) / seconds.length) * 1000);
   const deployment = await startStudyDeployment(options.topology, options.dataDir);
-  const rows: CapacityCheckRow[] = [];
+  const rows: Omit<CapacityCheckRow, "fromLevelsCpuS" | "fromLevelsError">[] = [];
   try {
     for (const level of options.levels) {
       await sleep(IDLE_SETTLE_MS);
@@ -98,13 +125,14 @@ export async function checkCapacity(model: WhatifModel, options: CapacityCheckOp
         const idle = used(i0, i1, g.group);
         if (measured === null || idle === null || measured <= 0) continue;
         const predicted = predictGroupCpuUs(model.cpu, g.components, { windowS, idleUsPerSecond: idle / idleS, games: games.length, accounts: level, gameSeconds });
-        rows.push({ level, group: g.group, components: [...g.components], windowS, games: games.length, gameSeconds, predictedCpuS: predicted / 1e6, measuredCpuS: measured / 1e6, error: predicted / measured - 1 });
+        rows.push({ level, group: g.group, components: [...g.components], windowS, games: games.length, gameSeconds, idleCpuPerS: idle / idleS / 1e6, predictedCpuS: predicted / 1e6, measuredCpuS: measured / 1e6, error: predicted / measured - 1 });
       }
     }
   } finally {
     await deployment.stop();
   }
+  const checked = predictFromOtherLevels(rows);
   await mkdir(options.dataDir, { recursive: true });
-  await writeFile(join(options.dataDir, "capacity-check.json"), `${JSON.stringify({ format: "flaplab-whatif-capacity-check/1", topology: options.topology, rows }, null, 2)}\n`);
-  return rows;
+  await writeFile(join(options.dataDir, "capacity-check.json"), `${JSON.stringify({ format: "flaplab-whatif-capacity-check/1", topology: options.topology, rows: checked }, null, 2)}\n`);
+  return checked;
 }

@@ -10,15 +10,13 @@ import type { WhatifModel } from "./model.js";
 import { describeLayout } from "./placements.js";
 import { predictMetric } from "./predict.js";
 import { median, PREDICTED_METRICS, type PredictedMetric, type Study } from "./study.js";
+import { WHATIF_FORMAT, type WhatifPredictionsFile } from "./predictions-file.js";
 import { topologyFile } from "./topology-file.js";
 import { GOAL_MS, GOAL_SHARE, type ValidationRow } from "./validate.js";
 
 // `pnpm whatif --validate`: the placements to check (the repository's four deployments and
 // placements generated for the purpose), their predictions written down before anything runs, then
 // set beside what the emulated study measured.
-
-/** The predictions, at the root of the study that checks them (the study report reads it). */
-export const WHATIF_FILE = "whatif.json";
 
 export type PlacementOrigin = "standard" | "generated" | "recommended";
 
@@ -135,16 +133,16 @@ export function compareCheck(placements: readonly CheckedPlacement[], measured: 
 }
 
 /** The predictions file the study report reads (whatif.json beside runs/). */
-export function predictionsFile(model: WhatifModel, placements: readonly CheckedPlacement[]) {
+export function predictionsFile(model: WhatifModel, placements: readonly CheckedPlacement[]): WhatifPredictionsFile {
   return {
-    format: "flaplab-whatif/1" as const,
+    format: WHATIF_FORMAT,
     model: { study: model.study, fittedOn: [...model.fittedOn] },
     placements: placements.map((p) => ({
       deployment: p.deployment,
       description: describeLayout(p.layout),
       origin: p.origin,
       inRepository: p.inRepository,
-      predicted: p.predicted,
+      predicted: Object.fromEntries(Object.entries(p.predicted).map(([seed, m]) => [seed, { ...m }])),
     })),
   };
 }

@@ -9,7 +9,8 @@ import type { WhatifModel } from "./model.js";
 import { checkRegions, parseOptions, type WhatifOptions } from "./options.js";
 import { describeLayout, enumerateLayouts, PLACEMENT_RULES, splitLayout } from "./placements.js";
 import { comparePredictions, type PlacementPrediction, predictPlacement } from "./predict.js";
-import { type CheckedPlacement, compareCheck, placementsOfStudy, planCheck, predictionsFile, WHATIF_FILE } from "./check.js";
+import { type CheckedPlacement, compareCheck, placementsOfStudy, planCheck, predictionsFile } from "./check.js";
+import { WHATIF_FILE, writePredictionsFile } from "./predictions-file.js";
 import { loadStudy, type Study } from "./study.js";
 import { topologyFile } from "./topology-file.js";
 import { validate, validationSummary } from "./validate.js";
@@ -188,8 +189,7 @@ async function check(study: Study, table: RttTable, options: WhatifOptions, io: 
   // Beside the runs, for the study's report: where the study runs now, or where --out says.
   const predictionsDir = options.measured === undefined ? measuredDir : options.out === undefined ? null : resolve(io.cwd, options.out);
   if (predictionsDir !== null) {
-    await mkdir(predictionsDir, { recursive: true });
-    await writeFile(join(predictionsDir, WHATIF_FILE), `${JSON.stringify(predictionsFile(model, placements), null, 2)}\n`);
+    await writePredictionsFile(join(predictionsDir, WHATIF_FILE), predictionsFile(model, placements));
     io.out(`Predictions written to ${join(predictionsDir, WHATIF_FILE)}${options.measured === undefined ? " before any run" : ""}.`);
   }
   if (options.measured === undefined) {
@@ -228,5 +228,7 @@ async function capacityCheck(study: Study, table: RttTable, options: WhatifOptio
   io.out(`Predicted against measured CPU, per process and level (goal ± ${CAPACITY_GOAL * 100} %); written to ${join(dataDir, "capacity-check.json")}:`);
   io.out(capacityCheckTable(rows, CAPACITY_GOAL));
   const within = rows.filter((r) => Math.abs(r.error) <= CAPACITY_GOAL).length;
-  io.out(`${within}/${rows.length} within ± ${CAPACITY_GOAL * 100} %.`);
+  const fromLevels = rows.filter((r) => r.fromLevelsError !== null);
+  const withinLevels = fromLevels.filter((r) => Math.abs(r.fromLevelsError!) <= CAPACITY_GOAL).length;
+  io.out(`Within ± ${CAPACITY_GOAL * 100} %: ${within}/${rows.length} from the study's single games; ${withinLevels}/${fromLevels.length} from the other levels.`);
 }

@@ -105,18 +105,22 @@ export function cpuTable(model: WhatifModel): string {
 }
 
 export function capacityCheckTable(rows: readonly CapacityCheckRow[], goal: number): string {
+  const verdict = (e: number | null) => (e === null ? "–" : Math.abs(e) <= goal ? "ok" : "MISS");
   return renderTable({
-    headers: ["players", "process", "window s", "games", "game-seconds", "predicted CPU s", "measured CPU s", "error", "goal"],
+    headers: ["players", "process", "window s", "games", "game-seconds", "measured CPU s", "from single games", "error", "goal", "from the other levels", "error", "goal"],
     rows: rows.map((r) => [
       String(r.level),
       r.group,
       r.windowS.toFixed(1),
       String(r.games),
       r.gameSeconds.toFixed(0),
-      r.predictedCpuS.toFixed(2),
       r.measuredCpuS.toFixed(2),
+      r.predictedCpuS.toFixed(2),
       pct(r.error),
-      Math.abs(r.error) <= goal ? "ok" : "MISS",
+      verdict(r.error),
+      r.fromLevelsCpuS === null ? "–" : r.fromLevelsCpuS.toFixed(2),
+      r.fromLevelsError === null ? "–" : pct(r.fromLevelsError),
+      verdict(r.fromLevelsError),
     ]),
   });
 }
