@@ -3,7 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadTopology } from "@flaplab/runtime";
-import { predictFromOtherLevels, predictGroupCpuUs } from "../src/whatif/capacity-check.js";
+import { fitLoadCpu, predictFromOtherLevels, predictGroupCpuUs } from "../src/whatif/capacity-check.js";
+import { capacityPlan } from "../src/whatif/capacity.js";
+import { splitLayout } from "../src/whatif/placements.js";
 import { compareCheck, planCheck, repositoryPlacements } from "../src/whatif/check.js";
 import { runWhatifCli, TOPOLOGIES_DIR } from "../src/whatif/cli.js";
 import { cpuByComponent } from "../src/whatif/cpu.js";
@@ -105,7 +107,7 @@ describe("CPU figures", () => {
 
 describe("capacity from the other levels", () => {
   const row = (level: number, gameSeconds: number, measuredCpuS: number) => ({
-    level, group: "engine", components: ["engine"], windowS: 40, games: level * 2, gameSeconds, idleCpuPerS: 0.001, predictedCpuS: 0, measuredCpuS, error: 0,
+    level, group: "engine", components: ["engine"], windowS: 40, games: level * 2, accounts: level, gameSeconds, idleCpuPerS: 0.001, predictedCpuS: 0, measuredCpuS, error: 0,
   });
 
   it("predicts each level from the line through the others: exact when the levels lie on one", () => {
@@ -121,5 +123,46 @@ describe("capacity from the other levels", () => {
     // The line through levels 4 and 8 gives 4.04 s at 400 game-seconds: half what level 16 measured.
     expect(rows[2]!.fromLevelsCpuS).toBeCloseTo(4.04, 9);
     expect(rows[2]!.fromLevelsError).toBeCloseTo(4.04 / 8 - 1, 9);
+  });
+});
+
+describe("CPU under load", () => {
+  // Engine: 0.002 idle + 0.02 active + 0.008 a game-second; each game's start 5 ms. Auth: logins of 600 ms per account.
+  const level = (players: number) => {
+    const windowS = 40;
+    const gameSeconds = players * 30;
+    const games = players * 2;
+    return [
+      { level: players, group: "engine", components: ["engine"], windowS, games, accounts: players, gameSeconds, idleCpuPerS: 0.002, predictedCpuS: 0, measuredCpuS: (0.002 + 0.02 + 0.008 * (gameSeconds / windowS)) * windowS + games * 0.005, error: 0 },
+      { level: players, group: "auth", components: ["auth"], windowS, games, accounts: players, gameSeconds, idleCpuPerS: 0, predictedCpuS: 0, measuredCpuS: players * 0.6, error: 0 },
+    ];
+  };
+  const rows = [4, 8, 16].flatMap(level);
+  const starts = [{ component: "engine", startUs: 5_000 }, { component: "auth", startUs: 600_000 }];
+
+  it("fits each process's activity and cost per game-second net of idle and starts (auth's per account)", () => {
+    const fit = fitLoadCpu(rows, starts);
+    const engine = fit.find((f) => f.component === "engine")!;
+    expect(engine.idleUsPerSecond).toBeCloseTo(2_000, 6);
+    expect(engine.activeUsPerSecond).toBeCloseTo(20_000, 6);
+    expect(engine.perGameSecondUs).toBeCloseTo(8_000, 6);
+    expect(engine.levels).toEqual([4, 8, 16]);
+    const auth = fit.find((f) => f.component === "auth")!;
+    expect(auth.activeUsPerSecond).toBeCloseTo(0, 6);
+    expect(auth.perGameSecondUs).toBeCloseTo(0, 6);
+    // An earlier check's figures predict these levels exactly.
+    for (const r of predictFromOtherLevels(rows, fit)) expect(r.fromLoadError).toBeCloseTo(0, 9);
+  });
+
+  it("sizes with them: each task's idle and activity, each player's game-seconds, each start", () => {
+    const fit = fitLoadCpu(rows, starts);
+    const here = { region: "us-east-1", zone: "a" };
+    const layout = splitLayout({ auth: here, worldgen: here, engine: here, initiator: here, music: here, score: here });
+    const model = { format: "flaplab-whatif-model/1" as const, study: "", fittedOn: [], seeds: ["1"], gameSeconds: { "1": 50 }, actions: [], metrics: {},
+      cpu: ["auth", "worldgen", "engine", "initiator", "music", "score"].map((component) => ({ component, runs: 1, idleUsPerSecond: 0, startUs: 0, perGameUs: 1_000, perGameSecondUs: 1_000, perCallUs: null, calls: "" })) };
+    const row = capacityPlan(model, layout, 1000, 0.5, fit).rows.find((r) => r.group === "engine")!;
+    // 1000 players × 8 ms + 20 starts a second × 5 ms = 8.1 cores of work; n tasks of 1 vCPU at 50 % hold 8.1 + 0.022 n ≤ 0.5 n from n = 17.
+    expect(row.tasks).toBe(17);
+    expect(row.cores).toBeCloseTo(8.1 + 17 * 0.022, 9);
   });
 });

@@ -33,6 +33,9 @@ describe("pnpm whatif", () => {
     [["--study", FIXTURE_STUDY, "--validate", "--runs", "0"], /^whatif: --runs must be a whole number from 1 to 100/],
     [["--study", FIXTURE_STUDY, "--players", "us-east-1=1", "--load", "4"], /^whatif: --load goes with --check-capacity$/],
     [["--study", FIXTURE_STUDY, "--check-capacity", "--load", "4,x"], /^whatif: --load must be a whole number from 1 to 200, not "x"$/],
+    [["--study", FIXTURE_STUDY, "--players", "us-east-1=1", "--cpu", "x.json"], /^whatif: --cpu goes with --players-online or --check-capacity$/],
+    [["--study", FIXTURE_STUDY, "--players", "us-east-1=1", "--players-online", "100", "--cpu", "/nonexistent/capacity-check.json"], /^whatif: --cpu \/nonexistent\/capacity-check.json: ENOENT/],
+    [["--study", FIXTURE_STUDY, "--players", "us-east-1=1", "--players-online", "100", "--cpu", join(FIXTURE_STUDY, "../../whatif-fixture.ts")], /^whatif: --cpu .*: Unexpected token/],
   ])("refuses %j with one line and exit code 2", async (args, message) => {
     const r = await run(args);
     expect(r.code).toBe(2);

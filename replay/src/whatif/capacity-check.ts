@@ -1,9 +1,10 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { GroupCpu } from "@flaplab/deployment";
 import { runLoad } from "@flaplab/load/src/coordinator.js";
 import { levelLoadOptions } from "../study/load-levels.js";
 import { startStudyDeployment } from "../study/deployment.js";
+import { WhatifInputError } from "./errors.js";
 import type { ComponentCpu, WhatifModel } from "./model.js";
 
 // `pnpm whatif --check-capacity`: the model's CPU figures against a deployment's measured CPU at
@@ -20,6 +21,8 @@ export interface CapacityCheckOptions {
   readonly durationMs: number;
   readonly dataDir: string;
   readonly log: (line: string) => void;
+  /** Figures under load from an earlier check, to predict this one's levels with. */
+  readonly loadCpu?: readonly LoadCpu[];
 }
 
 export interface CapacityCheckRow {
@@ -28,6 +31,8 @@ export interface CapacityCheckRow {
   readonly components: readonly string[];
   readonly windowS: number;
   readonly games: number;
+  /** Bot accounts registered (one login each) as the level began. */
+  readonly accounts: number;
   readonly gameSeconds: number;
   /** The process's idle background measured before the level, CPU s a second. */
   readonly idleCpuPerS: number;
@@ -39,16 +44,84 @@ export interface CapacityCheckRow {
   /** From the other levels: idle + a line in the game-seconds a second (null with fewer than two other levels). */
   readonly fromLevelsCpuS: number | null;
   readonly fromLevelsError: number | null;
+  /** From an earlier check's figures under load (--cpu), null without them. */
+  readonly fromLoadCpuS: number | null;
+  readonly fromLoadError: number | null;
+}
+
+/** A component's CPU as measured under bot players: what `--players-online` sizes with, given `--cpu`. */
+export interface LoadCpu {
+  readonly component: string;
+  /** Idle background, µs a second (the mean of the levels' idle windows). */
+  readonly idleUsPerSecond: number;
+  /** What the process spends a second while it has any game at all, beyond idle, µs. */
+  readonly activeUsPerSecond: number;
+  /** Each game-second beyond that, µs. */
+  readonly perGameSecondUs: number;
+  /** A game's start (auth: a login), µs: the study's figure, as a start's cost does not change with load. */
+  readonly startUs: number;
+  /** The levels it was fitted on. */
+  readonly levels: readonly number[];
+}
+
+type MeasuredRow = Omit<CapacityCheckRow, "fromLevelsCpuS" | "fromLevelsError" | "fromLoadCpuS" | "fromLoadError">;
+
+/** What a level's rows spent a second beyond idle and starts, against its game-seconds a second. */
+function netPoint(r: MeasuredRow, startUs: number): { x: number; y: number } {
+  const starts = r.components.includes("auth") ? r.accounts : r.games;
+  return { x: r.gameSeconds / r.windowS, y: r.measuredCpuS / r.windowS - r.idleCpuPerS - (starts * startUs) / 1e6 / r.windowS };
+}
+
+/** Least squares y = a + b x, b ≥ 0 (a ≥ 0 too: else through the origin). */
+function line(points: readonly { x: number; y: number }[]): { a: number; b: number } {
+  const n = points.length;
+  const mx = points.reduce((s, p) => s + p.x, 0) / n;
+  const my = points.reduce((s, p) => s + p.y, 0) / n;
+  const sxx = points.reduce((s, p) => s + (p.x - mx) ** 2, 0);
+  let b = sxx > 0 ? Math.max(0, points.reduce((s, p) => s + (p.x - mx) * (p.y - my), 0) / sxx) : 0;
+  let a = my - b * mx;
+  if (a < 0) {
+    a = 0;
+    const sx2 = points.reduce((s, p) => s + p.x * p.x, 0);
+    b = sx2 > 0 ? Math.max(0, points.reduce((s, p) => s + p.x * p.y, 0) / sx2) : 0;
+  }
+  return { a, b };
+}
+
+/** Each single-component process's CPU under load, from every level of a check. */
+export function fitLoadCpu(rows: readonly MeasuredRow[], starts: readonly { component: string; startUs: number | null }[]): LoadCpu[] {
+  const groups = [...new Set(rows.filter((r) => r.components.length === 1).map((r) => r.group))];
+  return groups.map((group) => {
+    const of = rows.filter((r) => r.group === group);
+    const component = of[0]!.components[0]!;
+    const startUs = starts.find((s) => s.component === component)?.startUs ?? 0;
+    const { a, b } = line(of.map((r) => netPoint(r, startUs)));
+    return { component, idleUsPerSecond: (of.reduce((s, r) => s + r.idleCpuPerS, 0) / of.length) * 1e6, activeUsPerSecond: a * 1e6, perGameSecondUs: b * 1e6, startUs, levels: of.map((r) => r.level) };
+  });
+}
+
+/** A row's CPU from figures under load: its idle now, the figures' activity and game-seconds, its starts, s. */
+function fromLoad(r: MeasuredRow, figures: readonly LoadCpu[]): number | null {
+  let s = r.idleCpuPerS * r.windowS;
+  for (const c of r.components) {
+    const f = figures.find((x) => x.component === c);
+    if (f === undefined) return null;
+    const starts = c === "auth" ? r.accounts : r.games;
+    s += (f.activeUsPerSecond * r.windowS + f.perGameSecondUs * r.gameSeconds + f.startUs * starts) / 1e6;
+  }
+  return s;
 }
 
 /**
  * Each row's CPU predicted from the other levels of its process: (CPU − idle) a second = fixed +
  * per game-second × game-seconds a second, the line through the other levels (least squares).
  */
-export function predictFromOtherLevels(rows: readonly Omit<CapacityCheckRow, "fromLevelsCpuS" | "fromLevelsError">[]): CapacityCheckRow[] {
+export function predictFromOtherLevels(rows: readonly MeasuredRow[], loadCpu?: readonly LoadCpu[]): CapacityCheckRow[] {
   return rows.map((row) => {
     const others = rows.filter((r) => r.group === row.group && r.level !== row.level);
-    if (others.length < 2) return { ...row, fromLevelsCpuS: null, fromLevelsError: null };
+    const load = loadCpu === undefined ? null : fromLoad(row, loadCpu);
+    const fromEarlier = { fromLoadCpuS: load, fromLoadError: load === null ? null : load / row.measuredCpuS - 1 };
+    if (others.length < 2) return { ...row, ...fromEarlier, fromLevelsCpuS: null, fromLevelsError: null };
     const x = others.map((r) => r.gameSeconds / r.windowS);
     const y = others.map((r) => r.measuredCpuS / r.windowS - r.idleCpuPerS);
     const n = x.length;
@@ -58,7 +131,7 @@ export function predictFromOtherLevels(rows: readonly Omit<CapacityCheckRow, "fr
     const slope = sxx > 0 ? x.reduce((s, v, i) => s + (v - mx) * (y[i]! - my), 0) / sxx : 0;
     const perS = row.idleCpuPerS + my + slope * (row.gameSeconds / row.windowS - mx);
     const cpuS = Math.max(0, perS) * row.windowS;
-    return { ...row, fromLevelsCpuS: cpuS, fromLevelsError: cpuS / row.measuredCpuS - 1 };
+    return { ...row, ...fromEarlier, fromLevelsCpuS: cpuS, fromLevelsError: cpuS / row.measuredCpuS - 1 };
   });
 }
 
@@ -91,7 +164,36 @@ export function predictGroupCpuUs(
   return us;
 }
 
-export async function checkCapacity(model: WhatifModel, options: CapacityCheckOptions): Promise<CapacityCheckRow[]> {
+export const CAPACITY_CHECK_FILE = "capacity-check.json";
+const CAPACITY_CHECK_FORMAT = "flaplab-whatif-capacity-check/1";
+
+export interface CapacityCheckFile {
+  readonly format: typeof CAPACITY_CHECK_FORMAT;
+  readonly topology: string;
+  readonly rows: readonly CapacityCheckRow[];
+  readonly loadCpu: readonly LoadCpu[];
+}
+
+/** The CPU under load an earlier --check-capacity wrote (its capacity-check.json). */
+export async function readLoadCpu(path: string): Promise<LoadCpu[]> {
+  let json: unknown;
+  try {
+    json = JSON.parse(await readFile(path, "utf8"));
+  } catch (err) {
+    throw new WhatifInputError(`--cpu ${path}: ${(err as Error).message}`);
+  }
+  const f = json as Partial<CapacityCheckFile>;
+  if (f.format !== CAPACITY_CHECK_FORMAT || !Array.isArray(f.loadCpu)) throw new WhatifInputError(`--cpu ${path}: not a ${CAPACITY_CHECK_FILE} of pnpm whatif --check-capacity (format ${CAPACITY_CHECK_FORMAT})`);
+  for (const [i, c] of f.loadCpu.entries()) {
+    for (const k of ["idleUsPerSecond", "activeUsPerSecond", "perGameSecondUs", "startUs"] as const) {
+      if (typeof c?.[k] !== "number" || !Number.isFinite(c[k]) || c[k] < 0) throw new WhatifInputError(`--cpu ${path}: loadCpu[${i}].${k} is not a number ≥ 0`);
+    }
+    if (typeof c.component !== "string") throw new WhatifInputError(`--cpu ${path}: loadCpu[${i}].component is not a string`);
+  }
+  return f.loadCpu;
+}
+
+export async function checkCapacity(model: WhatifModel, options: CapacityCheckOptions): Promise<{ rows: CapacityCheckRow[]; loadCpu: LoadCpu[] }> {
   const missing = model.cpu.filter((c) => c.idleUsPerSecond === null).map((c) => c.component);
   if (model.cpu.length === 0 || missing.length > 0) {
     throw new Error(`the study's runs did not watch ${missing.length > 0 ? missing.join(", ") : "any process"} idle: run the model's study with this version of pnpm study`);
@@ -99,7 +201,7 @@ export async function checkCapacity(model: WhatifModel, options: CapacityCheckOp
   const seconds = Object.values(model.gameSeconds);
   const gameLengthMs = Math.round((seconds.reduce((a, b) => a + b, 0) / seconds.length) * 1000);
   const deployment = await startStudyDeployment(options.topology, options.dataDir);
-  const rows: Omit<CapacityCheckRow, "fromLevelsCpuS" | "fromLevelsError">[] = [];
+  const rows: MeasuredRow[] = [];
   try {
     for (const level of options.levels) {
       await sleep(IDLE_SETTLE_MS);
@@ -125,14 +227,16 @@ export async function checkCapacity(model: WhatifModel, options: CapacityCheckOp
         const idle = used(i0, i1, g.group);
         if (measured === null || idle === null || measured <= 0) continue;
         const predicted = predictGroupCpuUs(model.cpu, g.components, { windowS, idleUsPerSecond: idle / idleS, games: games.length, accounts: level, gameSeconds });
-        rows.push({ level, group: g.group, components: [...g.components], windowS, games: games.length, gameSeconds, idleCpuPerS: idle / idleS / 1e6, predictedCpuS: predicted / 1e6, measuredCpuS: measured / 1e6, error: predicted / measured - 1 });
+        rows.push({ level, group: g.group, components: [...g.components], windowS, games: games.length, accounts: level, gameSeconds, idleCpuPerS: idle / idleS / 1e6, predictedCpuS: predicted / 1e6, measuredCpuS: measured / 1e6, error: predicted / measured - 1 });
       }
     }
   } finally {
     await deployment.stop();
   }
-  const checked = predictFromOtherLevels(rows);
+  const checked = predictFromOtherLevels(rows, options.loadCpu);
+  const fit = fitLoadCpu(rows, model.cpu);
   await mkdir(options.dataDir, { recursive: true });
-  await writeFile(join(options.dataDir, "capacity-check.json"), `${JSON.stringify({ format: "flaplab-whatif-capacity-check/1", topology: options.topology, rows: checked }, null, 2)}\n`);
-  return checked;
+  const file: CapacityCheckFile = { format: CAPACITY_CHECK_FORMAT, topology: options.topology, rows: checked, loadCpu: fit };
+  await writeFile(join(options.dataDir, CAPACITY_CHECK_FILE), `${JSON.stringify(file, null, 2)}\n`);
+  return { rows: checked, loadCpu: fit };
 }

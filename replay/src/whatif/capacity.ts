@@ -1,6 +1,7 @@
 import { parseTopology } from "@flaplab/runtime";
 import { estimateHourlyCost, planDeployment, type CostEstimate, SINGLE_COPY_COMPONENTS, taskSizeFor, type TaskSize } from "@flaplab/infra";
 import type { ComponentName } from "@flaplab/component";
+import type { LoadCpu } from "./capacity-check.js";
 import type { Layout } from "./layout.js";
 import type { WhatifModel } from "./model.js";
 import { topologyFile } from "./topology-file.js";
@@ -37,19 +38,25 @@ export interface CapacityPlan {
 const PLAN_OPTIONS = { stage: "whatif", domain: "whatif.example.com" } as const;
 
 /** The capacity of one placement; throws (infra's PlanError) when the placement cannot hold the engines it needs. */
-export function capacityPlan(model: WhatifModel, layout: Layout, playersOnline: number, targetCpu: number): CapacityPlan {
+export function capacityPlan(model: WhatifModel, layout: Layout, playersOnline: number, targetCpu: number, loadCpu?: readonly LoadCpu[]): CapacityPlan {
   const seconds = Object.values(model.gameSeconds);
   const gameSeconds = seconds.reduce((a, b) => a + b, 0) / seconds.length;
   const gamesPerSecond = playersOnline / gameSeconds;
   const cpu = new Map(model.cpu.map((c) => [c.component, c]));
+  const underLoad = new Map((loadCpu ?? []).map((c) => [c.component, c]));
   const rows: CapacityRow[] = layout.map((g) => {
     const usPerSecond = g.components.reduce((s, c) => {
+      const load = underLoad.get(c);
+      if (load !== undefined) return s + playersOnline * load.perGameSecondUs + gamesPerSecond * load.startUs;
       const figures = cpu.get(c);
       if (figures === undefined) throw new Error(`the study has no CPU figures for ${c} in a process of its own`);
       return s + playersOnline * figures.perGameSecondUs + gamesPerSecond * figures.perGameUs;
     }, 0);
-    // Each task's process also spends its idle background (where the study watched it idle).
-    const idleCores = g.components.reduce((s, c) => s + (cpu.get(c)?.idleUsPerSecond ?? 0), 0) / 1e6;
+    // Each task's process also spends its idle background (where the study watched it idle) and, under load, its activity.
+    const idleCores = g.components.reduce((s, c) => {
+      const load = underLoad.get(c);
+      return s + (load !== undefined ? load.idleUsPerSecond + load.activeUsPerSecond : (cpu.get(c)?.idleUsPerSecond ?? 0));
+    }, 0) / 1e6;
     const size = taskSizeFor(g.components);
     const perTask = Number.parseFloat(size.cpu);
     const tasksFor = (cores: number) => Math.max(1, Math.ceil(cores / targetCpu / perTask));

@@ -3,8 +3,9 @@ import { join, relative, resolve } from "node:path";
 import { DEFAULT_RTT_FILE, loadRttTable, type RttTable } from "@flaplab/netem";
 import { type CapacityPlan, capacityPlan } from "./capacity.js";
 import { WhatifInputError } from "./errors.js";
-import { capacityCheckTable, capacityTable, cpuTable, criticalPath, placementTable, rankingTable, summaryTable, validationTable } from "./format.js";
+import { capacityCheckTable, capacityTable, cpuTable, loadCpuTable, criticalPath, placementTable, rankingTable, summaryTable, validationTable } from "./format.js";
 import { fitModel } from "./fit.js";
+import type { LoadCpu } from "./capacity-check.js";
 import type { WhatifModel } from "./model.js";
 import { checkRegions, parseOptions, type WhatifOptions } from "./options.js";
 import { describeLayout, enumerateLayouts, PLACEMENT_RULES, splitLayout } from "./placements.js";
@@ -82,7 +83,8 @@ async function run(options: WhatifOptions, io: Io): Promise<void> {
   }
   const model = fitModel(study, table);
   if (options.modelOut !== undefined) await writeModel(model, resolve(io.cwd, options.modelOut), io);
-  const engines = options.playersOnline === undefined ? 1 : enginesNeeded(model, options);
+  const loadCpu = options.cpu === undefined ? undefined : await (await import("./capacity-check.js")).readLoadCpu(resolve(io.cwd, options.cpu));
+  const engines = options.playersOnline === undefined ? 1 : enginesNeeded(model, options, loadCpu);
   const ranked = rank(model, options, table, engines);
   io.out(`Model: ${study.runs.length} runs of ${study.deployments.join(", ")}; seeds ${study.seeds.join(", ")} (each placement's figures are the seeds' mean).`);
   io.out(`Players: ${options.players.map((p) => `${p.region} ${(p.weight * 100).toFixed(0)} %`).join(", ")}; regions ${options.regions.join(", ")}; zones ${options.zones.join(", ")}; processes ${options.processes}.`);
@@ -99,18 +101,22 @@ async function run(options: WhatifOptions, io: Io): Promise<void> {
   }
   if (options.out !== undefined) await writeTopologies(ranked.best, options, heaviest.region, resolve(io.cwd, options.out), io);
   if (options.playersOnline !== undefined && ranked.best.length > 0) {
-    const plan: CapacityPlan = capacityPlan(model, ranked.best[0]!.layout, options.playersOnline, options.targetCpu);
+    const plan: CapacityPlan = capacityPlan(model, ranked.best[0]!.layout, options.playersOnline, options.targetCpu, loadCpu);
     io.out("");
-    io.out(`Capacity of #1 (CPU per game and per game-second from the study's processes of one component; infra's task sizes and us-east-1 prices):`);
+    io.out(
+      loadCpu === undefined
+        ? `Capacity of #1 (CPU per game and per game-second from the study's processes of one component, one game at a time; infra's task sizes and us-east-1 prices):`
+        : `Capacity of #1 (CPU under load from ${options.cpu}: each task's idle and activity, each game-second and each start; infra's task sizes and us-east-1 prices):`,
+    );
     io.out(capacityTable(plan));
   }
 }
 
 /** Engine processes the players need (the engine's vCPU over its task size), in any placement. */
-function enginesNeeded(model: WhatifModel, options: WhatifOptions): number {
+function enginesNeeded(model: WhatifModel, options: WhatifOptions, loadCpu: readonly LoadCpu[] | undefined): number {
   const region = options.regions[0]!;
   const split = splitLayout(Object.fromEntries(["auth", "worldgen", "engine", "initiator", "music", "score"].map((c) => [c, { region, zone: "a" }])) as Parameters<typeof splitLayout>[0]);
-  return capacityPlan(model, split, options.playersOnline!, options.targetCpu).engines;
+  return capacityPlan(model, split, options.playersOnline!, options.targetCpu, loadCpu).engines;
 }
 
 function rank(model: WhatifModel, options: WhatifOptions, table: RttTable, engines: number): { count: number; best: PlacementPrediction[] } {
@@ -219,16 +225,28 @@ async function check(study: Study, table: RttTable, options: WhatifOptions, io: 
 /** --check-capacity: the model's CPU against a deployment's under bot players, at each level. */
 async function capacityCheck(study: Study, table: RttTable, options: WhatifOptions, io: Io): Promise<void> {
   const model = fitModel(study, table);
-  const { checkCapacity, CAPACITY_GOAL } = await import("./capacity-check.js");
+  const { checkCapacity, CAPACITY_CHECK_FILE, CAPACITY_GOAL, readLoadCpu } = await import("./capacity-check.js");
+  const loadCpu = options.cpu === undefined ? undefined : await readLoadCpu(resolve(io.cwd, options.cpu));
   const dataDir = resolve(io.cwd, options.out ?? "results/whatif-capacity");
   io.out(`CPU figures: from ${study.runs.length} runs in ${study.dir} (processes of one component, net of their idle background).`);
   io.out(cpuTable(model));
-  const rows = await checkCapacity(model, { topology: options.deployment, levels: options.loadLevels, durationMs: options.loadSeconds * 1000, dataDir, log: io.out });
+  if (loadCpu !== undefined) {
+    io.out(`And under load, from ${options.cpu}:`);
+    io.out(loadCpuTable(loadCpu));
+  }
+  const { rows, loadCpu: fitted } = await checkCapacity(model, { topology: options.deployment, levels: options.loadLevels, durationMs: options.loadSeconds * 1000, dataDir, log: io.out, ...(loadCpu ? { loadCpu } : {}) });
   io.out("");
-  io.out(`Predicted against measured CPU, per process and level (goal ± ${CAPACITY_GOAL * 100} %); written to ${join(dataDir, "capacity-check.json")}:`);
+  io.out(`Predicted against measured CPU, per process and level (goal ± ${CAPACITY_GOAL * 100} %); written to ${join(dataDir, CAPACITY_CHECK_FILE)}:`);
   io.out(capacityCheckTable(rows, CAPACITY_GOAL));
-  const within = rows.filter((r) => Math.abs(r.error) <= CAPACITY_GOAL).length;
-  const fromLevels = rows.filter((r) => r.fromLevelsError !== null);
-  const withinLevels = fromLevels.filter((r) => Math.abs(r.fromLevelsError!) <= CAPACITY_GOAL).length;
-  io.out(`Within ± ${CAPACITY_GOAL * 100} %: ${within}/${rows.length} from the study's single games; ${withinLevels}/${fromLevels.length} from the other levels.`);
+  const count = (error: (r: (typeof rows)[number]) => number | null) => {
+    const of = rows.filter((r) => error(r) !== null);
+    return `${of.filter((r) => Math.abs(error(r)!) <= CAPACITY_GOAL).length}/${of.length}`;
+  };
+  io.out(
+    `Within ± ${CAPACITY_GOAL * 100} %: ${count((r) => r.error)} from the study's single games; ${count((r) => r.fromLevelsError)} from the other levels` +
+      `${loadCpu ? `; ${count((r) => r.fromLoadError)} from ${options.cpu}` : ""}.`,
+  );
+  io.out("");
+  io.out(`CPU under load fitted on these levels (pnpm whatif --players-online … --cpu ${join(dataDir, CAPACITY_CHECK_FILE)} sizes with it):`);
+  io.out(loadCpuTable(fitted));
 }

@@ -1,6 +1,6 @@
 import { renderTable } from "@flaplab/report-kit";
 import type { CapacityPlan } from "./capacity.js";
-import type { CapacityCheckRow } from "./capacity-check.js";
+import type { CapacityCheckRow, LoadCpu } from "./capacity-check.js";
 import type { CheckedPlacement } from "./check.js";
 import type { WhatifModel } from "./model.js";
 import type { PredictedMetric } from "./study.js";
@@ -104,10 +104,20 @@ export function cpuTable(model: WhatifModel): string {
   });
 }
 
+/** CPU under load per component, ms a second and ms. */
+export function loadCpuTable(figures: readonly LoadCpu[]): string {
+  const f = (us: number) => (us / 1000).toFixed(2);
+  return renderTable({
+    headers: ["component", "idle ms/s", "active ms/s", "per game-second ms", "start ms", "levels"],
+    rows: figures.map((c) => [c.component, f(c.idleUsPerSecond), f(c.activeUsPerSecond), f(c.perGameSecondUs), f(c.startUs), c.levels.join(", ")]),
+  });
+}
+
 export function capacityCheckTable(rows: readonly CapacityCheckRow[], goal: number): string {
   const verdict = (e: number | null) => (e === null ? "–" : Math.abs(e) <= goal ? "ok" : "MISS");
+  const earlier = rows.some((r) => r.fromLoadCpuS !== null);
   return renderTable({
-    headers: ["players", "process", "window s", "games", "game-seconds", "measured CPU s", "from single games", "error", "goal", "from the other levels", "error", "goal"],
+    headers: ["players", "process", "window s", "games", "game-seconds", "measured CPU s", "from single games", "error", "goal", "from the other levels", "error", "goal", ...(earlier ? ["from --cpu", "error", "goal"] : [])],
     rows: rows.map((r) => [
       String(r.level),
       r.group,
@@ -121,6 +131,7 @@ export function capacityCheckTable(rows: readonly CapacityCheckRow[], goal: numb
       r.fromLevelsCpuS === null ? "–" : r.fromLevelsCpuS.toFixed(2),
       r.fromLevelsError === null ? "–" : pct(r.fromLevelsError),
       verdict(r.fromLevelsError),
+      ...(earlier ? [r.fromLoadCpuS === null ? "–" : r.fromLoadCpuS.toFixed(2), r.fromLoadError === null ? "–" : pct(r.fromLoadError), verdict(r.fromLoadError)] : []),
     ]),
   });
 }

@@ -24,6 +24,8 @@ export interface WhatifOptions {
   readonly loadLevels: readonly number[];
   readonly deployment: string;
   readonly loadSeconds: number;
+  /** An earlier --check-capacity's capacity-check.json: CPU under load for --players-online and --check-capacity. */
+  readonly cpu: string | undefined;
   readonly players: readonly PlayerShare[];
   readonly regions: readonly string[];
   readonly zones: readonly string[];
@@ -49,6 +51,7 @@ export function parseOptions(argv: readonly string[]): WhatifOptions {
   if (!checkCapacity) {
     for (const only of ["load", "deployment", "seconds"] as const) if (v[only] !== undefined) throw new WhatifInputError(`--${only} goes with --check-capacity`);
   }
+  if (v.cpu !== undefined && !checkCapacity && v["players-online"] === undefined) throw new WhatifInputError("--cpu goes with --players-online or --check-capacity");
   if (v.study === undefined) throw new WhatifInputError("--study <dir> is required (a folder of `pnpm study` runs)");
   const validate = v.validate ?? false;
   if (!validate && !checkCapacity && v.players === undefined) throw new WhatifInputError("--players <region=share,…> is required (e.g. us-east-1=0.7,eu-west-1=0.3), or --validate");
@@ -76,6 +79,7 @@ export function parseOptions(argv: readonly string[]): WhatifOptions {
     loadLevels: v.load === undefined ? [4, 8, 16] : list(v.load, "--load").map((l) => wholeNumber(l, "--load", 1, 200)),
     deployment: v.deployment ?? "microservices",
     loadSeconds: v.seconds === undefined ? 30 : wholeNumber(v.seconds, "--seconds", 5, 600),
+    cpu: v.cpu,
     players,
     regions,
     zones,
@@ -106,6 +110,7 @@ function parse(argv: readonly string[]) {
       load: { type: "string" },
       deployment: { type: "string" },
       seconds: { type: "string" },
+      cpu: { type: "string" },
       players: { type: "string" },
       regions: { type: "string" },
       zones: { type: "string" },
@@ -121,7 +126,7 @@ function parse(argv: readonly string[]) {
 }
 
 function defaults(): WhatifOptions {
-  return { study: "", rtt: undefined, validate: false, leaveOneOut: false, measured: undefined, runs: 3, traces: [], placements: 4, checkCapacity: false, loadLevels: [], deployment: "", loadSeconds: 30, players: [], regions: [], zones: ["a"], processes: "both", top: 5, out: undefined, modelOut: undefined, playersOnline: undefined, targetCpu: 0.7, help: false };
+  return { study: "", rtt: undefined, validate: false, leaveOneOut: false, measured: undefined, runs: 3, traces: [], placements: 4, checkCapacity: false, loadLevels: [], deployment: "", loadSeconds: 30, cpu: undefined, players: [], regions: [], zones: ["a"], processes: "both", top: 5, out: undefined, modelOut: undefined, playersOnline: undefined, targetCpu: 0.7, help: false };
 }
 
 /** `us-east-1=0.7,eu-west-1=0.3`: positive shares, each region once; the shares are normalised. */
