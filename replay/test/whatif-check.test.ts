@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadTopology } from "@flaplab/runtime";
-import { fitLoadCpu, predictFromOtherLevels, predictGroupCpuUs } from "../src/whatif/capacity-check.js";
+import { fitLoadCpu, predictFromOtherLevels, predictGroupCpuUs, TOTAL_ROW, withTotals } from "../src/whatif/capacity-check.js";
 import { capacityPlan } from "../src/whatif/capacity.js";
 import { splitLayout } from "../src/whatif/placements.js";
 import { compareCheck, planCheck, repositoryPlacements } from "../src/whatif/check.js";
@@ -152,6 +152,14 @@ describe("CPU under load", () => {
     expect(auth.perGameSecondUs).toBeCloseTo(0, 6);
     // An earlier check's figures predict these levels exactly.
     for (const r of predictFromOtherLevels(rows, fit)) expect(r.fromLoadError).toBeCloseTo(0, 9);
+  });
+
+  it("adds each level's processes up in a row of its own", () => {
+    const checked = withTotals(predictFromOtherLevels(rows, fitLoadCpu(rows, starts)));
+    expect(checked.map((r) => `${r.level} ${r.group}`)).toEqual(["4 engine", "4 auth", `4 ${TOTAL_ROW}`, "8 engine", "8 auth", `8 ${TOTAL_ROW}`, "16 engine", "16 auth", `16 ${TOTAL_ROW}`]);
+    const total = checked[5]!;
+    expect(total.measuredCpuS).toBeCloseTo(checked[3]!.measuredCpuS + checked[4]!.measuredCpuS, 9);
+    expect(total.fromLoadError).toBeCloseTo(0, 9);
   });
 
   it("sizes with them: each task's idle and activity, each player's game-seconds, each start", () => {

@@ -135,6 +135,37 @@ export function predictFromOtherLevels(rows: readonly MeasuredRow[], loadCpu?: r
   });
 }
 
+/** The name of each level's row that adds up its processes. */
+export const TOTAL_ROW = "all processes";
+
+/** Each level's rows, then one that adds them up (a prediction only where every process has one). */
+export function withTotals(rows: readonly CapacityCheckRow[]): CapacityCheckRow[] {
+  const out: CapacityCheckRow[] = [];
+  for (const level of [...new Set(rows.map((r) => r.level))]) {
+    const of = rows.filter((r) => r.level === level);
+    out.push(...of);
+    const sum = (f: (r: CapacityCheckRow) => number | null): number | null => (of.some((r) => f(r) === null) ? null : of.reduce((s, r) => s + f(r)!, 0));
+    const measured = sum((r) => r.measuredCpuS)!;
+    const predicted = sum((r) => r.predictedCpuS)!;
+    const fromLevels = sum((r) => r.fromLevelsCpuS);
+    const fromLoad = sum((r) => r.fromLoadCpuS);
+    out.push({
+      ...of[0]!,
+      group: TOTAL_ROW,
+      components: [...new Set(of.flatMap((r) => r.components))],
+      idleCpuPerS: of.reduce((s, r) => s + r.idleCpuPerS, 0),
+      measuredCpuS: measured,
+      predictedCpuS: predicted,
+      error: predicted / measured - 1,
+      fromLevelsCpuS: fromLevels,
+      fromLevelsError: fromLevels === null ? null : fromLevels / measured - 1,
+      fromLoadCpuS: fromLoad,
+      fromLoadError: fromLoad === null ? null : fromLoad / measured - 1,
+    });
+  }
+  return out;
+}
+
 /** Within ± this share of the measured CPU. */
 export const CAPACITY_GOAL = 0.15;
 const IDLE_SETTLE_MS = 2_000;
@@ -233,7 +264,7 @@ export async function checkCapacity(model: WhatifModel, options: CapacityCheckOp
   } finally {
     await deployment.stop();
   }
-  const checked = predictFromOtherLevels(rows, options.loadCpu);
+  const checked = withTotals(predictFromOtherLevels(rows, options.loadCpu));
   const fit = fitLoadCpu(rows, model.cpu);
   await mkdir(options.dataDir, { recursive: true });
   const file: CapacityCheckFile = { format: CAPACITY_CHECK_FORMAT, topology: options.topology, rows: checked, loadCpu: fit };

@@ -225,7 +225,7 @@ async function check(study: Study, table: RttTable, options: WhatifOptions, io: 
 /** --check-capacity: the model's CPU against a deployment's under bot players, at each level. */
 async function capacityCheck(study: Study, table: RttTable, options: WhatifOptions, io: Io): Promise<void> {
   const model = fitModel(study, table);
-  const { checkCapacity, CAPACITY_CHECK_FILE, CAPACITY_GOAL, readLoadCpu } = await import("./capacity-check.js");
+  const { checkCapacity, CAPACITY_CHECK_FILE, CAPACITY_GOAL, readLoadCpu, TOTAL_ROW } = await import("./capacity-check.js");
   const loadCpu = options.cpu === undefined ? undefined : await readLoadCpu(resolve(io.cwd, options.cpu));
   const dataDir = resolve(io.cwd, options.out ?? "results/whatif-capacity");
   io.out(`CPU figures: from ${study.runs.length} runs in ${study.dir} (processes of one component, net of their idle background).`);
@@ -238,14 +238,16 @@ async function capacityCheck(study: Study, table: RttTable, options: WhatifOptio
   io.out("");
   io.out(`Predicted against measured CPU, per process and level (goal ± ${CAPACITY_GOAL * 100} %); written to ${join(dataDir, CAPACITY_CHECK_FILE)}:`);
   io.out(capacityCheckTable(rows, CAPACITY_GOAL));
-  const count = (error: (r: (typeof rows)[number]) => number | null) => {
-    const of = rows.filter((r) => error(r) !== null);
+  const count = (error: (r: (typeof rows)[number]) => number | null, total: boolean) => {
+    const of = rows.filter((r) => error(r) !== null && (r.group === TOTAL_ROW) === total);
     return `${of.filter((r) => Math.abs(error(r)!) <= CAPACITY_GOAL).length}/${of.length}`;
   };
-  io.out(
-    `Within ± ${CAPACITY_GOAL * 100} %: ${count((r) => r.error)} from the study's single games; ${count((r) => r.fromLevelsError)} from the other levels` +
-      `${loadCpu ? `; ${count((r) => r.fromLoadError)} from ${options.cpu}` : ""}.`,
-  );
+  for (const total of [false, true]) {
+    io.out(
+      `Within ± ${CAPACITY_GOAL * 100} %, ${total ? "the deployment's total a level" : "processes × levels"}: ${count((r) => r.error, total)} from the study's single games; ${count((r) => r.fromLevelsError, total)} from the other levels` +
+        `${loadCpu ? `; ${count((r) => r.fromLoadError, total)} from ${options.cpu}` : ""}.`,
+    );
+  }
   io.out("");
   io.out(`CPU under load fitted on these levels (pnpm whatif --players-online … --cpu ${join(dataDir, CAPACITY_CHECK_FILE)} sizes with it):`);
   io.out(loadCpuTable(fitted));
