@@ -24,7 +24,7 @@ export const BASELINE_CELL = "(baseline)";
 export interface WhatifPenaltyRow {
   readonly deployment: string;
   readonly metric: PredictedMetric;
-  /** The seeds both this placement and the monolith placement have predictions for. */
+  /** The seeds compared: where both deployments were measured, else every seed both placements have predictions for. */
   readonly seeds: readonly string[];
   /** Mean over `seeds` of (predicted median − the monolith's predicted median); null without seeds. */
   readonly predictedMs: number | null;
@@ -97,11 +97,13 @@ export function whatifSection(report: Report): WhatifSection | null {
         const baseMs = measuredMedian(groups, BASELINE, s, metric);
         return own === null || baseMs === null ? [] : [{ seed: s, diff: own - baseMs }];
       });
+      // Predicted over the seeds it was measured on, where it was: both sides then speak of the same games.
+      const compared = measured.length > 0 ? measured.map((m) => m.seed) : shared;
       penalties.push({
         deployment: p.deployment,
         metric,
-        seeds: shared,
-        predictedMs: mean(shared.map((s) => p.predicted[s]![metric] - base!.predicted[s]![metric])),
+        seeds: compared,
+        predictedMs: mean(compared.map((s) => p.predicted[s]![metric] - base!.predicted[s]![metric])),
         run,
         measuredSeeds: measured.map((m) => m.seed),
         measuredMs: mean(measured.map((m) => m.diff)),
@@ -183,7 +185,7 @@ function penaltyCells(r: WhatifPenaltyRow): [string, string] {
 export function whatifPenaltyTable(section: WhatifSection): Table {
   return {
     kind: "whatif-penalties",
-    caption: `What-if: penalty against the monolith, ms: the placement's median − the ${BASELINE}'s, mean over the seeds (predicted: the seeds both have predictions for; measured: those of them both deployments were run on)`,
+    caption: `What-if: penalty against the monolith, ms: the placement's median − the ${BASELINE}'s, mean over the seeds both deployments were run on (where the placement was not run: every seed both have predictions for)`,
     textColumns: 3,
     headers: WHATIF_PENALTY_HEADERS,
     rows: section.penalties.map((r) => [r.deployment, METRIC_LABELS[r.metric], r.seeds.length === 0 ? NONE : r.seeds.join(", "), ...penaltyCells(r)]),

@@ -4,7 +4,7 @@ import { loadTopology } from "@flaplab/runtime";
 import type { RttTable } from "@flaplab/netem";
 import { DEPLOYMENT_ORDER as STUDY_DEPLOYMENTS } from "../report/aggregate.js";
 import { WhatifInputError } from "./errors.js";
-import { spreadPlacements, placementKey, type Placed } from "./generate.js";
+import { type GenerateOptions, spreadPlacements, placementKey, type Placed } from "./generate.js";
 import { type Layout, type Location, layoutOf } from "./layout.js";
 import type { WhatifModel } from "./model.js";
 import { describeLayout } from "./placements.js";
@@ -49,11 +49,7 @@ function predictAll(model: WhatifModel, layout: Layout, browser: Location, table
   );
 }
 
-export interface PlanOptions {
-  readonly regions: readonly string[];
-  readonly zones: readonly string[];
-  readonly browser: Location;
-  readonly count: number;
+export interface PlanOptions extends GenerateOptions {
   /** Where the generated topology files go. */
   readonly dir: string;
   readonly topologiesDir: string;

@@ -187,6 +187,17 @@ describe("the report's What-if section", () => {
     expect(mdRow(md, "monolith", "easy", "input → audio")).toBe("| monolith | easy | input → audio | 3.20 | not run | – | – | – |");
   });
 
+  it("sets the predicted penalty over the seeds the study ran, beside the measured one", async () => {
+    const dir = await study(PREDICTIONS, { monolith: MEASURED["monolith"]!, microservices: { easy: MEASURED["microservices"]!["easy"]! } });
+    const out = await tempDir();
+    const { report } = await generateReport({ inputs: [join(dir, "runs")], outDir: out });
+    const penalty = whatifSection(report)!.penalties.find((p) => p.deployment === "microservices" && p.metric === "input_to_audio")!;
+    // The easy seed alone: 6.5 − 3.2 predicted, not the mean over both seeds' predictions.
+    expect(penalty.seeds).toEqual(["easy"]);
+    expect(penalty.predictedMs).toBeCloseTo(3.3, 9);
+    expect(penalty.measuredSeeds).toEqual(["easy"]);
+  });
+
   it("reads the file --whatif names", async () => {
     const dir = await study(null);
     const file = join(await tempDir(), "predictions.json");
