@@ -6,7 +6,7 @@ import { BASELINE } from "./paired.js";
 import { formatMs, NONE, type Table } from "./tables.js";
 import type { WhatifPlacement, WhatifPredictionsFile } from "../whatif/predictions-file.js";
 import { median, PREDICTED_METRICS, type PredictedMetric } from "../whatif/study.js";
-import { GOAL_MS, GOAL_SHARE } from "../whatif/validate.js";
+import { GOAL_MS, GOAL_SHARE, withinGoal } from "../whatif/validate.js";
 
 /** A whatif.json as the report read it. */
 export type WhatifInput = NonNullable<Report["whatif"]>;
@@ -72,11 +72,6 @@ export function measuredMedian(groups: readonly Group[], deployment: string, see
 }
 
 const mean = (xs: readonly number[]): number | null => (xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length);
-
-/** Whether an error is within the what-if goal: |error| ≤ max(10 % of measured, 3 ms). */
-export function withinGoal(errorMs: number, measuredMs: number): boolean {
-  return Math.abs(errorMs) <= Math.max(GOAL_SHARE * measuredMs, GOAL_MS);
-}
 
 /** The section's rows; null when the report has no whatif.json. */
 export function whatifSection(report: Report): WhatifSection | null {

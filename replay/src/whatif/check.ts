@@ -12,7 +12,7 @@ import { predictMetric } from "./predict.js";
 import { median, PREDICTED_METRICS, type PredictedMetric, type Study } from "./study.js";
 import { WHATIF_FORMAT, type WhatifPredictionsFile } from "./predictions-file.js";
 import { topologyFile } from "./topology-file.js";
-import { GOAL_MS, GOAL_SHARE, type ValidationRow } from "./validate.js";
+import { type ValidationRow, validationRow } from "./validate.js";
 
 // `pnpm whatif --validate`: the placements to check (the repository's four deployments and
 // placements generated for the purpose), their predictions written down before anything runs, then
@@ -109,19 +109,7 @@ export function compareCheck(placements: readonly CheckedPlacement[], measured: 
         const samples = seedRuns.flatMap((r) => r.samples[metric]);
         if (samples.length === 0) continue;
         const measuredMs = median(samples);
-        const predictedMs = p.predicted[seed]?.[metric] ?? null;
-        const errorMs = predictedMs === null ? null : predictedMs - measuredMs;
-        rows.push({
-          deployment: p.deployment,
-          seed,
-          metric,
-          predictedMs,
-          measuredMs,
-          errorMs,
-          errorShare: errorMs === null ? null : errorMs / measuredMs,
-          withinGoal: errorMs !== null && Math.abs(errorMs) <= Math.max(GOAL_SHARE * measuredMs, GOAL_MS),
-          fittedOn,
-        });
+        rows.push(validationRow({ deployment: p.deployment, seed, metric, fittedOn }, p.predicted[seed]?.[metric] ?? null, measuredMs));
       }
     }
   }

@@ -26,6 +26,28 @@ export interface ValidationRow {
 export const GOAL_SHARE = 0.1;
 export const GOAL_MS = 3;
 
+/** Whether an error is within the what-if goal: |error| ≤ max(10 % of measured, 3 ms). */
+export function withinGoal(errorMs: number, measuredMs: number): boolean {
+  return Math.abs(errorMs) <= Math.max(GOAL_SHARE * measuredMs, GOAL_MS);
+}
+
+/** A row of predicted against measured; a null prediction (nothing to predict from) is no error and not within the goal. */
+export function validationRow(
+  of: Pick<ValidationRow, "deployment" | "seed" | "metric" | "fittedOn">,
+  predictedMs: number | null,
+  measuredMs: number,
+): ValidationRow {
+  const errorMs = predictedMs === null ? null : predictedMs - measuredMs;
+  return {
+    ...of,
+    predictedMs,
+    measuredMs,
+    errorMs,
+    errorShare: errorMs === null ? null : errorMs / measuredMs,
+    withinGoal: errorMs !== null && withinGoal(errorMs, measuredMs),
+  };
+}
+
 export function validate(study: Study, table: RttTable): ValidationRow[] {
   const rows: ValidationRow[] = [];
   for (const deployment of study.deployments) {
@@ -40,23 +62,8 @@ export function validate(study: Study, table: RttTable): ValidationRow[] {
         const samples = seedRuns.flatMap((r) => r.samples[metric]);
         if (samples.length === 0) continue;
         const measuredMs = median(samples);
-        if (!model.seeds.includes(seed)) {
-          rows.push({ deployment, seed, metric, predictedMs: null, measuredMs, errorMs: null, errorShare: null, withinGoal: false, fittedOn });
-          continue;
-        }
-        const predictedMs = predictMetric(model, seed, metric, layoutOf(topology), topology.browser, table).ms;
-        const errorMs = predictedMs - measuredMs;
-        rows.push({
-          deployment,
-          seed,
-          metric,
-          predictedMs,
-          measuredMs,
-          errorMs,
-          errorShare: errorMs / measuredMs,
-          withinGoal: Math.abs(errorMs) <= Math.max(GOAL_SHARE * measuredMs, GOAL_MS),
-          fittedOn,
-        });
+        const predictedMs = model.seeds.includes(seed) ? predictMetric(model, seed, metric, layoutOf(topology), topology.browser, table).ms : null;
+        rows.push(validationRow({ deployment, seed, metric, fittedOn }, predictedMs, measuredMs));
       }
     }
   }
