@@ -2,6 +2,7 @@ import { copyFile, mkdir, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { TOPOLOGIES_DIR, type TopologyCopy, topologyOnFreePorts } from "@flaplab/deployment";
 import { parseArgs } from "node:util";
+import { replayFlapOffsetsMs } from "@flaplab/input-traces";
 import { readText } from "@flaplab/settings";
 import { CHROMIUM } from "../settings.js";
 import { DEPLOYMENT_ORDER } from "../report/aggregate.js";
@@ -29,14 +30,17 @@ export const STUDY_TRACES = ["replay/traces/6977347407732442987.csv", "replay/tr
 /** The deployment a fault study runs by default: one whose engine games survive their engine. */
 export const FAULT_DEPLOYMENT = "microservices-sharded";
 
-export const STUDY_USAGE = `usage: pnpm study [--runs <n>] [--out <dir>] [--deployments a,b,…] [--trace <file> …] [--retries <n>]
+export const STUDY_USAGE = `usage: pnpm study [--runs <n>] [--out <dir>] [--deployments a,b,…] [--trace <file> …] [--retries <n>] [--warmup <n>]
                   [--chromium <path>] [--stock-scheduling] [--links webtransport,websocket]
                   [--fault <kind>@<tick>] [--tls] [--sequential | --duet <a>,<b>] [--press-on-ticks]
                   [--load <players>,<players>,… [--load-workers <n>]]
   Runs every deployment (default: ${STUDY_DEPLOYMENTS.join(", ")}) with pnpm dev, replays every trace
   (default: the easy and hard seeds in replay/traces) --runs times each in Chromium over each stream
   link (default: webtransport; runs over websocket are filed as <deployment>+websocket), and writes
-  one report. The deployments run side by side and take turns, round by round (run N of each in
+  one report. Before its measured runs, each deployment plays --warmup games (default 1; 0 for none) of
+  the shortest trace, filed in <out>/warmup/ and left out of the report: a freshly started deployment
+  opens its connections and compiles its hot code in its first games, which start up to 2× slower.
+  The deployments run side by side and take turns, round by round (run N of each in
   round N, the order rotating), so the report can pair them; --sequential runs one after the other.
   --duet a,b runs two deployments at the same time instead: each run, both play the same trace, each
   in its own browser, started together, and the report adds their press-by-press differences
@@ -79,6 +83,8 @@ export interface StudyOptions {
   readonly loadLevels: readonly number[];
   /** The load generator's worker processes at each level. */
   readonly loadWorkers: number;
+  /** Unrecorded games each deployment plays before its measured runs (`<out>/warmup/`, not in the report). */
+  readonly warmup: number;
 }
 
 export function parseStudyArgs(argv: readonly string[], cwd: string, repo: string): StudyOptions {
@@ -102,6 +108,7 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
           "press-on-ticks": { type: "boolean", default: false },
           load: { type: "string" },
           "load-workers": { type: "string" },
+          warmup: { type: "string", default: "1" },
         },
       }).values;
     } catch (err) {
@@ -112,6 +119,8 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
   if (!Number.isInteger(runs) || runs < 1 || runs > 1000) throw new ReplayUsageError(`--runs must be 1…1000, got ${values.runs}`);
   const retries = Number(values.retries);
   if (!Number.isInteger(retries) || retries < 0 || retries > 10) throw new ReplayUsageError(`--retries must be 0…10, got ${values.retries}`);
+  const warmup = Number(values.warmup);
+  if (!/^\d+$/.test(values.warmup) || warmup > 10) throw new ReplayUsageError(`--warmup must be a whole number of games from 0 to 10, got "${values.warmup}"`);
   const fault = values.fault === undefined ? undefined : parseFault(values.fault);
   const duet = values.duet !== undefined;
   if (duet) {
@@ -152,6 +161,7 @@ export function parseStudyArgs(argv: readonly string[], cwd: string, repo: strin
     pressOnTicks: values["press-on-ticks"],
     loadLevels,
     loadWorkers,
+    warmup,
   };
 }
 
@@ -259,6 +269,23 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
     }
     if (level === 0) unloadedMs.set(name, (unloadedMs.get(name) ?? 0) + performance.now() - t0);
   };
+  /**
+   * The unrecorded games a freshly started deployment plays before its measured runs: the shortest
+   * trace, over each link, filed in <out>/warmup/ (kept, not in the report, not counted). A failed
+   * warm-up is logged and the measured runs go on: they are what the study is for.
+   */
+  const shortest = traces.reduce((a, b) => ((replayFlapOffsetsMs(b.trace).at(-1) ?? 0) < (replayFlapOffsetsMs(a.trace).at(-1) ?? 0) ? b : a));
+  const warmUp = async (name: string, deployment: RunningDeployment): Promise<void> => {
+    if (opts.warmup === 0) return;
+    for (const link of opts.links) {
+      const measured = replayOptionsFor(name, deployment, opts.warmup, link);
+      const { fault: _fault, serverCpu: _cpu, ...plain } = measured;
+      const result = await replay({ ...plain, traces: [shortest], out: join(opts.out, "warmup"), retries: 0 }, (line) =>
+        log(`study:   ${measured.deployment} (warm-up): ${line}`),
+      );
+      log(`study:   ${measured.deployment}: warmed up with ${opts.warmup} unrecorded game(s), ${result.ok} ok${result.failed > 0 ? `, ${result.failed} failed (the measured runs go on)` : ""}`);
+    }
+  };
   /** All of a deployment's Chromium runs at `level` > 0, played while `level` bots play on it. */
   const playLoaded = async (name: string, deployment: RunningDeployment, level: number): Promise<void> => {
     const folder = levelFolder(`${name}${tlsOf(deployment)}`, level);
@@ -292,6 +319,7 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
   if (opts.duet) {
     await sideBySide(async (running) => {
       const [a, b] = running as [Started, Started];
+      for (const d of running) await warmUp(d.name, d.deployment);
       for (const link of opts.links) {
         const pair = [replayOptionsFor(a.name, a.deployment, opts.runs, link), replayOptionsFor(b.name, b.deployment, opts.runs, link)] as const;
         log(`study: duet: ${pair[0].deployment} and ${pair[1].deployment} play each trace at the same time, ${opts.runs} times`);
@@ -304,6 +332,7 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
     for (const [i, name] of names.entries()) {
       const deployment = await start(i);
       try {
+        await warmUp(name, deployment);
         if (levels.includes(0)) await play(name, deployment, opts.runs, "");
         for (const level of loadedLevels) await playLoaded(name, deployment, level);
       } finally {
@@ -312,6 +341,7 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
     }
   } else {
     await sideBySide(async (running) => {
+      for (const d of running) await warmUp(d.name, d.deployment);
       if (levels.includes(0)) {
         for (let round = 0; round < opts.runs; round++) {
           const order = roundOrder(running, round);

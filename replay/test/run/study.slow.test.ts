@@ -34,6 +34,14 @@ describe("the one-command study", () => {
     expect(lines).toContain(`study: round 1/2: ${names[0]}, ${names[1]}`);
     expect(lines).toContain(`study: round 2/2: ${names[1]}, ${names[0]}`);
     expect(lines.some((l) => /engine->music +cross-region +RTT +27 ms/.test(l))).toBe(true);
+    // Each deployment warmed up first, over each link, with a game kept apart from the measured runs.
+    for (const name of names) {
+      expect(lines).toContain(`study:   ${name}: warmed up with 1 unrecorded game(s), 1 ok`);
+      expect(lines).toContain(`study:   ${name}+websocket: warmed up with 1 unrecorded game(s), 1 ok`);
+      const warm = JSON.parse(await readFile(join(out, "warmup", name, "6977347407732442987", "run-001", "summary.json"), "utf8"));
+      expect(warm.status).toBe("ok");
+    }
+    expect(lines.findIndex((l) => l.includes("warmed up"))).toBeLessThan(lines.indexOf(`study: round 1/2: ${names[0]}, ${names[1]}`));
 
     const md = await readFile(join(out, "report", "report.md"), "utf8");
     const comparison = md.slice(md.indexOf("## Comparison"), md.indexOf("\n## ", md.indexOf("## Comparison") + 5));
@@ -70,7 +78,7 @@ describe("the one-command study", () => {
     expect(Number(gamesPerCore)).toBeCloseTo(1e6 / Number(net), -1);
     expect(cpu).toMatch(/\| multiregion \| 6977347407732442987 \| all \(/);
     await readFile(join(out, "report", "report.html"));
-  }, 300_000);
+  }, 420_000);
 
   it("runs a duet: two deployments playing the same trace at the same time, paired press by press", async () => {
     const mono = await topologyOnFreePorts("monolith");

@@ -56,3 +56,16 @@ describe("pnpm study --load", () => {
     expect(loadDurationMs(expected)).toBeGreaterThan(LOAD_RAMP_MS + expected);
   });
 });
+
+describe("pnpm study --warmup", () => {
+  it("plays one unrecorded game per deployment by default; any number from 0 to 10", () => {
+    expect(study()).toMatchObject({ warmup: 1 });
+    expect(study("--warmup", "0")).toMatchObject({ warmup: 0 });
+    expect(study("--warmup", "3")).toMatchObject({ warmup: 3 });
+  });
+
+  it.each(["-1", "11", "1.5", "two", ""])("refuses --warmup %j with a clear error", (text) => {
+    expect(() => study(`--warmup=${text}`)).toThrow(ReplayUsageError);
+    expect(() => study(`--warmup=${text}`)).toThrow(/--warmup must be a whole number of games from 0 to 10/);
+  });
+});
