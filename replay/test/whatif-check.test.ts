@@ -154,6 +154,26 @@ describe("CPU under load", () => {
     for (const r of predictFromOtherLevels(rows, fit)) expect(r.fromLoadError).toBeCloseTo(0, 9);
   });
 
+  it("fits a start under load where the levels' games differ in length, and keeps the study's where they do not", () => {
+    // Worldgen: 4 ms a game and nothing a game-second; the study says 9 ms (a cold process). Games of 8, 17 and 34 s.
+    const varied = [[4, 8], [12, 17], [24, 34]].map(([players, length]) => {
+      const windowS = 45;
+      const games = Math.round((players! * windowS) / length!);
+      return { level: players!, group: "worldgen", components: ["worldgen"], windowS, games, accounts: players!, gameSeconds: games * length!, idleCpuPerS: 0.001, predictedCpuS: 0, measuredCpuS: 0.001 * windowS + games * 0.004, error: 0 };
+    });
+    const [fitted] = fitLoadCpu(varied, [{ component: "worldgen", startUs: 9_000 }]);
+    expect(fitted).toMatchObject({ component: "worldgen", startFrom: "load" });
+    expect(fitted!.startUs).toBeCloseTo(4_000, 3);
+    expect(fitted!.perGameSecondUs).toBeCloseTo(0, 3);
+    expect(fitted!.activeUsPerSecond).toBeCloseTo(0, 3);
+    // The same process with every game 17 s long: the start is the study's, the rest fitted around it.
+    const even = varied.map((r) => ({ ...r, gameSeconds: r.games * 17 }));
+    const [kept] = fitLoadCpu(even, [{ component: "worldgen", startUs: 9_000 }]);
+    expect(kept).toMatchObject({ startUs: 9_000, startFrom: "study", activeUsPerSecond: 0, perGameSecondUs: 0 });
+    // And the engine of the rows above (games of one length): the study's 5 ms start, activity and game-seconds fitted.
+    expect(fitLoadCpu(rows, starts).find((f) => f.component === "engine")).toMatchObject({ startUs: 5_000, startFrom: "study" });
+  });
+
   it("adds each level's processes up in a row of its own", () => {
     const checked = withTotals(predictFromOtherLevels(rows, fitLoadCpu(rows, starts)));
     expect(checked.map((r) => `${r.level} ${r.group}`)).toEqual(["4 engine", "4 auth", `4 ${TOTAL_ROW}`, "8 engine", "8 auth", `8 ${TOTAL_ROW}`, "16 engine", "16 auth", `16 ${TOTAL_ROW}`]);

@@ -34,6 +34,10 @@ describe("pnpm whatif", () => {
     [["--study", FIXTURE_STUDY, "--players", "us-east-1=1", "--load", "4"], /^whatif: --load goes with --check-capacity$/],
     [["--study", FIXTURE_STUDY, "--check-capacity", "--load", "4,x"], /^whatif: --load must be a whole number from 1 to 200, not "x"$/],
     [["--study", FIXTURE_STUDY, "--players", "us-east-1=1", "--cpu", "x.json"], /^whatif: --cpu goes with --players-online or --check-capacity$/],
+    [["--study", FIXTURE_STUDY, "--players", "us-east-1=1", "--game-lengths", "8"], /^whatif: --game-lengths goes with --check-capacity$/],
+    [["--study", FIXTURE_STUDY, "--check-capacity", "--load", "4,8", "--game-lengths", "8,17,30"], /^whatif: --game-lengths names 3 lengths for 2 --load levels: one per level$/],
+    [["--study", FIXTURE_STUDY, "--check-capacity", "--game-lengths", "8,1,30"], /^whatif: --game-lengths: "1" is not a game length in seconds from 2 to 300$/],
+    [["--study", FIXTURE_STUDY, "--check-capacity", "--game-lengths", "8,,30"], /^whatif: --game-lengths: "" is not a game length/],
     [["--study", FIXTURE_STUDY, "--players", "us-east-1=1", "--players-online", "100", "--cpu", "/nonexistent/capacity-check.json"], /^whatif: --cpu \/nonexistent\/capacity-check.json: ENOENT/],
     [["--study", FIXTURE_STUDY, "--players", "us-east-1=1", "--players-online", "100", "--cpu", join(FIXTURE_STUDY, "../../whatif-fixture.ts")], /^whatif: --cpu .*: Unexpected token/],
   ])("refuses %j with one line and exit code 2", async (args, message) => {

@@ -5,6 +5,7 @@ import { runLoad } from "@flaplab/load/src/coordinator.js";
 import { levelLoadOptions } from "../study/load-levels.js";
 import { startStudyDeployment } from "../study/deployment.js";
 import { WhatifInputError } from "./errors.js";
+import { nonNegativeLeastSquares } from "./least-squares.js";
 import type { ComponentCpu, WhatifModel } from "./model.js";
 
 // `pnpm whatif --check-capacity`: the model's CPU figures against a deployment's measured CPU at
@@ -23,6 +24,8 @@ export interface CapacityCheckOptions {
   readonly log: (line: string) => void;
   /** Figures under load from an earlier check, to predict this one's levels with. */
   readonly loadCpu?: readonly LoadCpu[];
+  /** Each level's game length, s (one per level); default: the study's mean game at every level. */
+  readonly gameLengthsS?: readonly number[];
 }
 
 export interface CapacityCheckRow {
@@ -58,45 +61,53 @@ export interface LoadCpu {
   readonly activeUsPerSecond: number;
   /** Each game-second beyond that, µs. */
   readonly perGameSecondUs: number;
-  /** A game's start (auth: a login), µs: the study's figure, as a start's cost does not change with load. */
+  /** A game's start (auth: a login), µs. */
   readonly startUs: number;
+  /**
+   * Where startUs comes from: "load", fitted on these levels (their games were of different
+   * lengths, so starts and game-seconds part); "study", the study's single games (levels whose
+   * games were all of one length cannot tell a start from its game's seconds). Absent in files
+   * written before it was recorded: "study".
+   */
+  readonly startFrom?: "load" | "study";
   /** The levels it was fitted on. */
   readonly levels: readonly number[];
 }
 
 type MeasuredRow = Omit<CapacityCheckRow, "fromLevelsCpuS" | "fromLevelsError" | "fromLoadCpuS" | "fromLoadError">;
 
-/** What a level's rows spent a second beyond idle and starts, against its game-seconds a second. */
-function netPoint(r: MeasuredRow, startUs: number): { x: number; y: number } {
-  const starts = r.components.includes("auth") ? r.accounts : r.games;
-  return { x: r.gameSeconds / r.windowS, y: r.measuredCpuS / r.windowS - r.idleCpuPerS - (starts * startUs) / 1e6 / r.windowS };
+/** A row's starts: auth logs each account in once, the others start each game. */
+const startsOf = (r: MeasuredRow, component: string): number => (component === "auth" ? r.accounts : r.games);
+
+/** Whether the rows' games differ in length enough (longest mean ≥ 1.3 × the shortest) to tell a start from game-seconds. */
+function lengthsDiffer(rows: readonly MeasuredRow[], component: string): boolean {
+  const means = rows.filter((r) => startsOf(r, component) > 0).map((r) => r.gameSeconds / startsOf(r, component));
+  return means.length >= 3 && Math.max(...means) >= 1.3 * Math.min(...means);
 }
 
-/** Least squares y = a + b x, b ≥ 0 (a ≥ 0 too: else through the origin). */
-function line(points: readonly { x: number; y: number }[]): { a: number; b: number } {
-  const n = points.length;
-  const mx = points.reduce((s, p) => s + p.x, 0) / n;
-  const my = points.reduce((s, p) => s + p.y, 0) / n;
-  const sxx = points.reduce((s, p) => s + (p.x - mx) ** 2, 0);
-  let b = sxx > 0 ? Math.max(0, points.reduce((s, p) => s + (p.x - mx) * (p.y - my), 0) / sxx) : 0;
-  let a = my - b * mx;
-  if (a < 0) {
-    a = 0;
-    const sx2 = points.reduce((s, p) => s + p.x * p.x, 0);
-    b = sx2 > 0 ? Math.max(0, points.reduce((s, p) => s + p.x * p.y, 0) / sx2) : 0;
-  }
-  return { a, b };
-}
-
-/** Each single-component process's CPU under load, from every level of a check. */
+/**
+ * Each single-component process's CPU under load, from every level of a check: CPU − idle =
+ * activity × window + start × starts + per game-second × game-seconds, least squares with every
+ * figure ≥ 0. Where the levels' games were all of one length, the start is the study's and the
+ * other two are fitted.
+ */
 export function fitLoadCpu(rows: readonly MeasuredRow[], starts: readonly { component: string; startUs: number | null }[]): LoadCpu[] {
   const groups = [...new Set(rows.filter((r) => r.components.length === 1).map((r) => r.group))];
   return groups.map((group) => {
     const of = rows.filter((r) => r.group === group);
     const component = of[0]!.components[0]!;
+    const idleUsPerSecond = (of.reduce((s, r) => s + r.idleCpuPerS, 0) / of.length) * 1e6;
+    const net = of.map((r) => r.measuredCpuS - r.idleCpuPerS * r.windowS);
+    const window = of.map((r) => r.windowS);
+    const gameSeconds = of.map((r) => r.gameSeconds);
+    const levels = of.map((r) => r.level);
+    if (lengthsDiffer(of, component)) {
+      const [active, start, perGameSecond] = nonNegativeLeastSquares([window, of.map((r) => startsOf(r, component)), gameSeconds], net);
+      return { component, idleUsPerSecond, activeUsPerSecond: active! * 1e6, perGameSecondUs: perGameSecond! * 1e6, startUs: start! * 1e6, startFrom: "load" as const, levels };
+    }
     const startUs = starts.find((s) => s.component === component)?.startUs ?? 0;
-    const { a, b } = line(of.map((r) => netPoint(r, startUs)));
-    return { component, idleUsPerSecond: (of.reduce((s, r) => s + r.idleCpuPerS, 0) / of.length) * 1e6, activeUsPerSecond: a * 1e6, perGameSecondUs: b * 1e6, startUs, levels: of.map((r) => r.level) };
+    const [active, perGameSecond] = nonNegativeLeastSquares([window, gameSeconds], net.map((y, i) => y - (startsOf(of[i]!, component) * startUs) / 1e6));
+    return { component, idleUsPerSecond, activeUsPerSecond: active! * 1e6, perGameSecondUs: perGameSecond! * 1e6, startUs, startFrom: "study" as const, levels };
   });
 }
 
@@ -106,8 +117,7 @@ function fromLoad(r: MeasuredRow, figures: readonly LoadCpu[]): number | null {
   for (const c of r.components) {
     const f = figures.find((x) => x.component === c);
     if (f === undefined) return null;
-    const starts = c === "auth" ? r.accounts : r.games;
-    s += (f.activeUsPerSecond * r.windowS + f.perGameSecondUs * r.gameSeconds + f.startUs * starts) / 1e6;
+    s += (f.activeUsPerSecond * r.windowS + f.perGameSecondUs * r.gameSeconds + f.startUs * startsOf(r, c)) / 1e6;
   }
   return s;
 }
@@ -219,6 +229,7 @@ export async function readLoadCpu(path: string): Promise<LoadCpu[]> {
     for (const k of ["idleUsPerSecond", "activeUsPerSecond", "perGameSecondUs", "startUs"] as const) {
       if (typeof c?.[k] !== "number" || !Number.isFinite(c[k]) || c[k] < 0) throw new WhatifInputError(`--cpu ${path}: loadCpu[${i}].${k} is not a number ≥ 0`);
     }
+    if (c.startFrom !== undefined && c.startFrom !== "load" && c.startFrom !== "study") throw new WhatifInputError(`--cpu ${path}: loadCpu[${i}].startFrom is neither "load" nor "study"`);
     if (typeof c.component !== "string") throw new WhatifInputError(`--cpu ${path}: loadCpu[${i}].component is not a string`);
   }
   return f.loadCpu;
@@ -230,11 +241,15 @@ export async function checkCapacity(model: WhatifModel, options: CapacityCheckOp
     throw new Error(`the study's runs did not watch ${missing.length > 0 ? missing.join(", ") : "any process"} idle: run the model's study with this version of pnpm study`);
   }
   const seconds = Object.values(model.gameSeconds);
-  const gameLengthMs = Math.round((seconds.reduce((a, b) => a + b, 0) / seconds.length) * 1000);
+  const studyGameMs = Math.round((seconds.reduce((a, b) => a + b, 0) / seconds.length) * 1000);
+  if (options.gameLengthsS !== undefined && options.gameLengthsS.length !== options.levels.length) {
+    throw new WhatifInputError(`--game-lengths names ${options.gameLengthsS.length} lengths for ${options.levels.length} levels: one per level`);
+  }
   const deployment = await startStudyDeployment(options.topology, options.dataDir);
   const rows: MeasuredRow[] = [];
   try {
-    for (const level of options.levels) {
+    for (const [i, level] of options.levels.entries()) {
+      const gameLengthMs = options.gameLengthsS === undefined ? studyGameMs : Math.round(options.gameLengthsS[i]! * 1000);
       await sleep(IDLE_SETTLE_MS);
       const i0 = await deployment.cpuTimes();
       const it = performance.now();
@@ -243,7 +258,7 @@ export async function checkCapacity(model: WhatifModel, options: CapacityCheckOp
       const idleS = (performance.now() - it) / 1000;
       const c0 = await deployment.cpuTimes();
       const t0 = performance.now();
-      options.log(`capacity: ${level} players on ${options.topology} for ${options.durationMs / 1000} s (games of about ${(gameLengthMs / 1000).toFixed(1)} s, over WebTransport as the study's browser)`);
+      options.log(`capacity: ${level} players on ${options.topology} for ${options.durationMs / 1000} s (games of about ${(gameLengthMs / 1000).toFixed(1)} s, over WebTransport as the study's browser${options.gameLengthsS === undefined ? ", as long as the study's" : ""})`);
       const run = await runLoad(
         { ...levelLoadOptions(deployment, level, 1, options.durationMs), link: "webtransport", gameLengthMs, drainMs: DRAIN_MS },
         { progress: (line) => (/^t=\d*0s /.test(line) ? options.log(`capacity:   ${line}`) : undefined) },

@@ -20,15 +20,22 @@ export const TOPOLOGIES_DIR = resolve(import.meta.dirname, "../../../topologies"
 
 export const USAGE = `usage: pnpm whatif --study <dir> --players <region=share,…> [--regions <r,…>] [--zones a,b,c]
                    [--processes split|merged|both] [--top 5] [--out <dir>] [--model-out <file>]
-                   [--players-online <n> [--target-cpu 0.7]] [--rtt topologies/rtt.json]
-       pnpm whatif --validate --study <dir> [--model-out <file>]
+                   [--players-online <n> [--target-cpu 0.7] [--cpu <capacity-check.json>]] [--rtt topologies/rtt.json]
+       pnpm whatif --validate --study <dir> [--runs 3] [--trace <file> …] [--placements 4] [--out <dir>]
+                   [--measured <study dir> | --leave-one-out]
+       pnpm whatif --check-capacity --study <dir> [--deployment microservices] [--load 4,8,16]
+                   [--seconds 30] [--game-lengths <s,…>] [--cpu <capacity-check.json>] [--out <dir>]
 
 Fits a model of one game's player-visible paths on a study's runs (pnpm study), predicts the median
 input → audio, input → effect and start game of every placement of the six components over the
 regions (and zones), ranks them by the players' weighted input → audio, then start game, prints the
 best with their critical paths and writes each as a topology file into --out. --players-online
-adds the vCPUs, Fargate tasks and hourly cost of the best placement. --validate predicts each of the
-study's deployments from a model fitted without it. Exit codes: 0 done, 2 bad input, 1 anything else.`;
+adds the vCPUs, Fargate tasks and hourly cost of the best placement (--cpu: with CPU figures
+measured under load). --validate predicts the four deployments and --placements generated ones,
+runs them with pnpm study (or reads --measured; --leave-one-out runs nothing) and prints predicted
+against measured. --check-capacity runs bot players on a deployment at each --load level (games as
+long as the study's, or --game-lengths, one per level) and sets each process's CPU against the
+prediction. Exit codes: 0 done, 2 bad input, 1 anything else.`;
 
 export interface Io {
   readonly cwd: string;
@@ -234,7 +241,7 @@ async function capacityCheck(study: Study, table: RttTable, options: WhatifOptio
     io.out(`And under load, from ${options.cpu}:`);
     io.out(loadCpuTable(loadCpu));
   }
-  const { rows, loadCpu: fitted } = await checkCapacity(model, { topology: options.deployment, levels: options.loadLevels, durationMs: options.loadSeconds * 1000, dataDir, log: io.out, ...(loadCpu ? { loadCpu } : {}) });
+  const { rows, loadCpu: fitted } = await checkCapacity(model, { topology: options.deployment, levels: options.loadLevels, durationMs: options.loadSeconds * 1000, dataDir, log: io.out, ...(loadCpu ? { loadCpu } : {}), ...(options.gameLengths.length > 0 ? { gameLengthsS: options.gameLengths } : {}) });
   io.out("");
   io.out(`Predicted against measured CPU, per process and level (goal ± ${CAPACITY_GOAL * 100} %); written to ${join(dataDir, CAPACITY_CHECK_FILE)}:`);
   io.out(capacityCheckTable(rows, CAPACITY_GOAL));

@@ -108,8 +108,8 @@ export function cpuTable(model: WhatifModel): string {
 export function loadCpuTable(figures: readonly LoadCpu[]): string {
   const f = (us: number) => (us / 1000).toFixed(2);
   return renderTable({
-    headers: ["component", "idle ms/s", "active ms/s", "per game-second ms", "start ms", "levels"],
-    rows: figures.map((c) => [c.component, f(c.idleUsPerSecond), f(c.activeUsPerSecond), f(c.perGameSecondUs), f(c.startUs), c.levels.join(", ")]),
+    headers: ["component", "idle ms/s", "active ms/s", "per game-second ms", "start ms", "start from", "levels"],
+    rows: figures.map((c) => [c.component, f(c.idleUsPerSecond), f(c.activeUsPerSecond), f(c.perGameSecondUs), f(c.startUs), c.startFrom === "load" ? "these levels" : "the study", c.levels.join(", ")]),
   });
 }
 

@@ -24,6 +24,8 @@ export interface WhatifOptions {
   readonly loadLevels: readonly number[];
   readonly deployment: string;
   readonly loadSeconds: number;
+  /** --check-capacity: each level's bots' game length, s, one per level; empty: the study's mean game. */
+  readonly gameLengths: readonly number[];
   /** An earlier --check-capacity's capacity-check.json: CPU under load for --players-online and --check-capacity. */
   readonly cpu: string | undefined;
   readonly players: readonly PlayerShare[];
@@ -49,7 +51,7 @@ export function parseOptions(argv: readonly string[]): WhatifOptions {
   if (v.help) return { ...defaults(), help: true };
   const checkCapacity = v["check-capacity"] ?? false;
   if (!checkCapacity) {
-    for (const only of ["load", "deployment", "seconds"] as const) if (v[only] !== undefined) throw new WhatifInputError(`--${only} goes with --check-capacity`);
+    for (const only of ["load", "deployment", "seconds", "game-lengths"] as const) if (v[only] !== undefined) throw new WhatifInputError(`--${only} goes with --check-capacity`);
   }
   if (v.cpu !== undefined && !checkCapacity && v["players-online"] === undefined) throw new WhatifInputError("--cpu goes with --players-online or --check-capacity");
   if (v.study === undefined) throw new WhatifInputError("--study <dir> is required (a folder of `pnpm study` runs)");
@@ -79,6 +81,7 @@ export function parseOptions(argv: readonly string[]): WhatifOptions {
     loadLevels: v.load === undefined ? [4, 8, 16] : list(v.load, "--load").map((l) => wholeNumber(l, "--load", 1, 200)),
     deployment: v.deployment ?? "microservices",
     loadSeconds: v.seconds === undefined ? 30 : wholeNumber(v.seconds, "--seconds", 5, 600),
+    gameLengths: v["game-lengths"] === undefined ? [] : gameLengths(v["game-lengths"], v.load === undefined ? 3 : list(v.load, "--load").length),
     cpu: v.cpu,
     players,
     regions,
@@ -110,6 +113,7 @@ function parse(argv: readonly string[]) {
       load: { type: "string" },
       deployment: { type: "string" },
       seconds: { type: "string" },
+      "game-lengths": { type: "string" },
       cpu: { type: "string" },
       players: { type: "string" },
       regions: { type: "string" },
@@ -126,7 +130,7 @@ function parse(argv: readonly string[]) {
 }
 
 function defaults(): WhatifOptions {
-  return { study: "", rtt: undefined, validate: false, leaveOneOut: false, measured: undefined, runs: 3, traces: [], placements: 4, checkCapacity: false, loadLevels: [], deployment: "", loadSeconds: 30, cpu: undefined, players: [], regions: [], zones: ["a"], processes: "both", top: 5, out: undefined, modelOut: undefined, playersOnline: undefined, targetCpu: 0.7, help: false };
+  return { study: "", rtt: undefined, validate: false, leaveOneOut: false, measured: undefined, runs: 3, traces: [], placements: 4, checkCapacity: false, loadLevels: [], deployment: "", loadSeconds: 30, gameLengths: [], cpu: undefined, players: [], regions: [], zones: ["a"], processes: "both", top: 5, out: undefined, modelOut: undefined, playersOnline: undefined, targetCpu: 0.7, help: false };
 }
 
 /** `us-east-1=0.7,eu-west-1=0.3`: positive shares, each region once; the shares are normalised. */
@@ -161,6 +165,17 @@ function wholeNumber(text: string, what: string, min: number, max: number): numb
   const n = Number(text);
   if (!Number.isInteger(n) || n < min || n > max) throw new WhatifInputError(`${what} must be a whole number from ${min} to ${max}, not "${text}"`);
   return n;
+}
+
+/** `--game-lengths 8,17,34`: a game length in seconds (2–300) per --load level. */
+function gameLengths(text: string, levels: number): number[] {
+  const lengths = text.split(",").map((t) => t.trim());
+  for (const t of lengths) {
+    const n = Number(t);
+    if (t === "" || !Number.isFinite(n) || n < 2 || n > 300) throw new WhatifInputError(`--game-lengths: "${t}" is not a game length in seconds from 2 to 300`);
+  }
+  if (lengths.length !== levels) throw new WhatifInputError(`--game-lengths names ${lengths.length} lengths for ${levels} --load levels: one per level`);
+  return lengths.map(Number);
 }
 
 function share(text: string, what: string): number {

@@ -30,6 +30,31 @@ describe("processTreeCpuUs", () => {
     }
   });
 
+  it("counts a few milliseconds of CPU finer than /proc's 10 ms ticks", async () => {
+    // Once started, spins 25 ms of its own CPU each time a line arrives on stdin, then says so.
+    const proc = spawn(process.execPath, ["-e", `process.stdin.on("data", () => { ${SPIN(25)}; process.stdout.write("spun\\n"); }); process.stdout.write("ready\\n");`], { stdio: ["pipe", "pipe", "inherit"] });
+    try {
+      await new Promise<void>((resolve) => proc.stdout!.once("data", () => resolve()));
+      const spins: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const before = (await processTreeCpuUs(proc.pid!))!;
+        const spun = new Promise<void>((resolve) => proc.stdout!.once("data", () => resolve()));
+        proc.stdin!.write("go\n");
+        await spun;
+        spins.push((await processTreeCpuUs(proc.pid!))! - before);
+      }
+      // Each reads at least the 25 ms spun (ticks would read 20 ms or 30 ms), and not much more.
+      for (const us of spins) {
+        expect(us).toBeGreaterThanOrEqual(25_000);
+        expect(us).toBeLessThan(100_000);
+      }
+      expect(spins.some((us) => us % 10_000 !== 0)).toBe(true);
+    } finally {
+      proc.stdin!.end();
+      await once(proc, "exit");
+    }
+  });
+
   it("says null for a process that is not there", async () => {
     const proc = spawn(process.execPath, ["-e", ""]);
     await once(proc, "exit");
