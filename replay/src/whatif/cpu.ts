@@ -1,3 +1,4 @@
+import { nonNegativeLeastSquares } from "./least-squares.js";
 import type { ComponentCpu } from "./model.js";
 import type { StudyRun } from "./study.js";
 
@@ -43,25 +44,10 @@ export function cpuByComponent(runs: readonly StudyRun[]): ComponentCpu[] {
 
 /**
  * CPU = perGame + perSecond × seconds by least squares, both ≥ 0. Runs all of one length cannot
- * split the two: everything per second then.
+ * split the two: everything per second then (the first of two equal fits).
  */
 export function splitCpu(seconds: readonly number[], cpuUs: readonly number[]): { perGame: number; perSecond: number } {
-  const n = seconds.length;
-  if (n === 0) return { perGame: 0, perSecond: 0 };
-  const mx = seconds.reduce((a, b) => a + b, 0) / n;
-  const my = cpuUs.reduce((a, b) => a + b, 0) / n;
-  let sxx = 0;
-  let sxy = 0;
-  for (let i = 0; i < n; i++) {
-    sxx += (seconds[i]! - mx) ** 2;
-    sxy += (seconds[i]! - mx) * (cpuUs[i]! - my);
-  }
-  if (sxx < 1e-9) return { perGame: 0, perSecond: mx > 0 ? Math.max(0, my / mx) : 0 };
-  let perSecond = Math.max(0, sxy / sxx);
-  let perGame = my - perSecond * mx;
-  if (perGame < 0) {
-    perGame = 0;
-    perSecond = Math.max(0, seconds.reduce((s, x, i) => s + x * cpuUs[i]!, 0) / seconds.reduce((s, x) => s + x * x, 0));
-  }
-  return { perGame, perSecond };
+  if (seconds.length === 0) return { perGame: 0, perSecond: 0 };
+  const [perSecond, perGame] = nonNegativeLeastSquares([seconds, seconds.map(() => 1)], cpuUs);
+  return { perGame: perGame!, perSecond: perSecond! };
 }
