@@ -30,6 +30,7 @@ describe("pnpm whatif --check-capacity", () => {
     expect(code, [...out, ...err].join("\n")).toBe(0);
     expect(out.some((l) => /^capacity: warming up .*: 2 players for 5 s, not measured$/.test(l))).toBe(true);
     expect(out.some((l) => /^capacity: 3 players on .* \(games of about 9\.0 s, over WebTransport/.test(l))).toBe(true);
+    expect(out.some((l) => /^Within ± 15 %, the deployment's total a level: \d\/3 \(median \|error\| [\d.]+ %(, MISS)?\) from the study's single games; \d\/3 \(median/.test(l)), out.join("\n")).toBe(true);
 
     const file = JSON.parse(await readFile(join(capacity, "capacity-check.json"), "utf8"));
     const components = ["auth", "engine", "initiator", "music", "score", "worldgen"];

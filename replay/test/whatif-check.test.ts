@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadTopology } from "@flaplab/runtime";
-import { fitLoadCpu, predictFromOtherLevels, predictGroupCpuUs, TOTAL_ROW, withTotals } from "../src/whatif/capacity-check.js";
+import { capacitySummary, fitLoadCpu, predictFromOtherLevels, predictGroupCpuUs, TOTAL_ROW, withTotals } from "../src/whatif/capacity-check.js";
 import { capacityPlan } from "../src/whatif/capacity.js";
 import { splitLayout } from "../src/whatif/placements.js";
 import { compareCheck, planCheck, repositoryPlacements } from "../src/whatif/check.js";
@@ -172,6 +172,13 @@ describe("CPU under load", () => {
     expect(kept).toMatchObject({ startUs: 9_000, startFrom: "study", activeUsPerSecond: 0, perGameSecondUs: 0 });
     // And the engine of the rows above (games of one length): the study's 5 ms start, activity and game-seconds fitted.
     expect(fitLoadCpu(rows, starts).find((f) => f.component === "engine")).toMatchObject({ startUs: 5_000, startFrom: "study" });
+  });
+
+  it("sums a prediction's errors up as --validate does: the median absolute error and the rows within ± 15 %", () => {
+    const row = (error: number | null) => ({ ...rows[0]!, fromLevelsCpuS: null, fromLevelsError: null, fromLoadCpuS: error === null ? null : 1, fromLoadError: error });
+    const errs = [0.05, -0.12, 0.4, -0.2, null, 0.01];
+    expect(capacitySummary(errs.map(row), (r) => r.fromLoadError)).toEqual({ medianAbs: 0.12, within: 3, rows: 5 });
+    expect(capacitySummary([row(null)], (r) => r.fromLoadError)).toEqual({ medianAbs: null, within: 0, rows: 0 });
   });
 
   it("adds each level's processes up in a row of its own", () => {

@@ -6,6 +6,7 @@ import { levelLoadOptions } from "../study/load-levels.js";
 import { startStudyDeployment } from "../study/deployment.js";
 import { WhatifInputError } from "./errors.js";
 import { nonNegativeLeastSquares } from "./least-squares.js";
+import { median } from "./study.js";
 import type { ComponentCpu, WhatifModel } from "./model.js";
 
 // `pnpm whatif --check-capacity`: the model's CPU figures against a deployment's measured CPU at
@@ -178,6 +179,15 @@ export function withTotals(rows: readonly CapacityCheckRow[]): CapacityCheckRow[
 
 /** Within ± this share of the measured CPU. */
 export const CAPACITY_GOAL = 0.15;
+
+/**
+ * One prediction's errors over some rows, as --validate judges its metrics: the median absolute
+ * error (null without any prediction) and how many rows are within the goal.
+ */
+export function capacitySummary(rows: readonly CapacityCheckRow[], error: (r: CapacityCheckRow) => number | null): { medianAbs: number | null; within: number; rows: number } {
+  const errors = rows.map(error).filter((e): e is number => e !== null);
+  return { medianAbs: errors.length === 0 ? null : median(errors.map(Math.abs)), within: errors.filter((e) => Math.abs(e) <= CAPACITY_GOAL).length, rows: errors.length };
+}
 const IDLE_SETTLE_MS = 2_000;
 const IDLE_WINDOW_MS = 4_000;
 const DRAIN_MS = 10_000;

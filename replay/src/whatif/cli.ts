@@ -232,7 +232,7 @@ async function check(study: Study, table: RttTable, options: WhatifOptions, io: 
 /** --check-capacity: the model's CPU against a deployment's under bot players, at each level. */
 async function capacityCheck(study: Study, table: RttTable, options: WhatifOptions, io: Io): Promise<void> {
   const model = fitModel(study, table);
-  const { checkCapacity, CAPACITY_CHECK_FILE, CAPACITY_GOAL, readLoadCpu, TOTAL_ROW } = await import("./capacity-check.js");
+  const { capacitySummary, checkCapacity, CAPACITY_CHECK_FILE, CAPACITY_GOAL, readLoadCpu, TOTAL_ROW } = await import("./capacity-check.js");
   const loadCpu = options.cpu === undefined ? undefined : await readLoadCpu(resolve(io.cwd, options.cpu));
   const dataDir = resolve(io.cwd, options.out ?? "results/whatif-capacity");
   io.out(`CPU figures: from ${study.runs.length} runs in ${study.dir} (processes of one component, net of their idle background).`);
@@ -245,9 +245,10 @@ async function capacityCheck(study: Study, table: RttTable, options: WhatifOptio
   io.out("");
   io.out(`Predicted against measured CPU, per process and level (goal ± ${CAPACITY_GOAL * 100} %); written to ${join(dataDir, CAPACITY_CHECK_FILE)}:`);
   io.out(capacityCheckTable(rows, CAPACITY_GOAL));
+  // As --validate judges a metric: the median absolute error over the rows, and the rows within the goal.
   const count = (error: (r: (typeof rows)[number]) => number | null, total: boolean) => {
-    const of = rows.filter((r) => error(r) !== null && (r.group === TOTAL_ROW) === total);
-    return `${of.filter((r) => Math.abs(error(r)!) <= CAPACITY_GOAL).length}/${of.length}`;
+    const { medianAbs, within, rows: n } = capacitySummary(rows.filter((r) => (r.group === TOTAL_ROW) === total), error);
+    return `${within}/${n}${medianAbs === null ? "" : ` (median |error| ${(medianAbs * 100).toFixed(1)} %${medianAbs <= CAPACITY_GOAL ? "" : ", MISS"})`}`;
   };
   for (const total of [false, true]) {
     io.out(

@@ -12,7 +12,7 @@ export function nonNegativeLeastSquares(columns: readonly (readonly number[])[],
     const solved = solveNormal(terms.map((j) => columns[j]!), y);
     if (solved === null || solved.some((v) => v < 0)) continue;
     const c = new Array<number>(k).fill(0);
-    terms.forEach((j, i) => (c[j] = solved[i]!));
+    for (const [i, j] of terms.entries()) c[j] = solved[i]!;
     const e = sse(columns, y, c);
     if (e < best.sse - 1e-12 * Math.max(1, best.sse)) best = { c, sse: e };
   }
