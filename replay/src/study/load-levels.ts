@@ -42,9 +42,14 @@ export function levelFolder(folder: string, level: number): string {
   return level === 0 ? folder : `${folder}@${level}`;
 }
 
+/** How long a trace plays: its last flap's time after the start, ms. */
+export function traceLengthMs(trace: LoadedTrace): number {
+  return replayFlapOffsetsMs(trace.trace).at(-1) ?? 0;
+}
+
 /** What a deployment's Chromium runs are expected to take: every trace × runs, from the traces' lengths, ms. */
 export function expectedPlayMs(traces: readonly LoadedTrace[], runs: number): number {
-  const perRound = traces.reduce((sum, t) => sum + (replayFlapOffsetsMs(t.trace).at(-1) ?? 0) + PER_RUN_OVERHEAD_MS, 0);
+  const perRound = traces.reduce((sum, t) => sum + traceLengthMs(t) + PER_RUN_OVERHEAD_MS, 0);
   return perRound * runs;
 }
 

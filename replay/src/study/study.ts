@@ -2,7 +2,6 @@ import { copyFile, mkdir, rm } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { TOPOLOGIES_DIR, type TopologyCopy, topologyOnFreePorts } from "@flaplab/deployment";
 import { parseArgs } from "node:util";
-import { replayFlapOffsetsMs } from "@flaplab/input-traces";
 import { readText } from "@flaplab/settings";
 import { CHROMIUM } from "../settings.js";
 import { DEPLOYMENT_ORDER } from "../report/aggregate.js";
@@ -21,7 +20,7 @@ import { replayDuet } from "../run/duet.js";
 import { replay } from "../run/runner.js";
 import { type RunningDeployment, startStudyDeployment } from "./deployment.js";
 import { faultInjector } from "./faults.js";
-import { expectedPlayMs, levelFolder, LoadStartError, loadDurationMs, parseLoadLevels, playUnderLoad } from "./load-levels.js";
+import { expectedPlayMs, levelFolder, LoadStartError, loadDurationMs, parseLoadLevels, playUnderLoad, traceLengthMs } from "./load-levels.js";
 
 /** The four deployments of the study, nearest first (the report lists them in this order). */
 export const STUDY_DEPLOYMENTS = DEPLOYMENT_ORDER;
@@ -274,7 +273,7 @@ export async function runStudy(opts: StudyOptions, log: (line: string) => void):
    * trace, over each link, filed in <out>/warmup/ (kept, not in the report, not counted). A failed
    * warm-up is logged and the measured runs go on: they are what the study is for.
    */
-  const shortest = traces.reduce((a, b) => ((replayFlapOffsetsMs(b.trace).at(-1) ?? 0) < (replayFlapOffsetsMs(a.trace).at(-1) ?? 0) ? b : a));
+  const shortest = traces.reduce((a, b) => (traceLengthMs(b) < traceLengthMs(a) ? b : a));
   const warmUp = async (name: string, deployment: RunningDeployment): Promise<void> => {
     if (opts.warmup === 0) return;
     for (const link of opts.links) {

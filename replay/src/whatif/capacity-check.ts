@@ -78,7 +78,7 @@ export interface LoadCpu {
 type MeasuredRow = Omit<CapacityCheckRow, "fromLevelsCpuS" | "fromLevelsError" | "fromLoadCpuS" | "fromLoadError">;
 
 /** A row's starts: auth logs each account in once, the others start each game. */
-const startsOf = (r: MeasuredRow, component: string): number => (component === "auth" ? r.accounts : r.games);
+const startsOf = (r: { readonly accounts: number; readonly games: number }, component: string): number => (component === "auth" ? r.accounts : r.games);
 
 /** Whether the rows' games differ in length enough (longest mean ≥ 1.3 × the shortest) to tell a start from game-seconds. */
 function lengthsDiffer(rows: readonly MeasuredRow[], component: string): boolean {
@@ -212,7 +212,7 @@ export function predictGroupCpuUs(
     const f = figures.find((x) => x.component === c);
     if (f === undefined) throw new Error(`the model has no CPU figures for ${c}`);
     const start = f.startUs ?? 0;
-    us += (c === "auth" ? work.accounts : work.games) * start + work.games * (f.perGameUs - start) + work.gameSeconds * f.perGameSecondUs;
+    us += startsOf(work, c) * start + work.games * (f.perGameUs - start) + work.gameSeconds * f.perGameSecondUs;
   }
   return us;
 }
